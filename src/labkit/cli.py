@@ -1,0 +1,278 @@
+"""``labkit`` command line: the models as a contract for tests, tools and instructors.
+
+Every sub-command prints a readable table, or with ``--json`` one JSON object. A bad
+argument exits with status 2 and one line naming the parameter and what it accepts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
+        self.exit(EXIT_USAGE, f"labkit: error: {message}\n")
+
+
+def _number(kind: str, minimum: float, *, integer: bool,
+            strict: bool) -> Callable[[str], float | int]:
+    rel = ">" if strict else ">="
+    want = f"{'an integer' if integer else 'a number'} {rel} {minimum:g}"
+
+    def parse(text: str) -> float | int:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {want}, got {text!r}") from None
+        if not math.isfinite(value) or (integer and not value.is_integer()):
+            raise argparse.ArgumentTypeError(f"must be {want}, got {text!r}")
+        if value < minimum or (strict and value == minimum):
+            raise argparse.ArgumentTypeError(f"must be {want}, got {text!r}")
+        return int(value) if integer else value
+
+    parse.__name__ = kind
+    return parse
+
+
+_count = _number("count", 1, integer=True, strict=False)
+_tokens = _number("tokens", 1, integer=True, strict=False)
+_positive = _number("positive", 0, integer=False, strict=True)
+_BITS = (4, 8, 16, 32)
+
+
+def _add_common(p: argparse.ArgumentParser, *, model: bool = True) -> None:
+    p.add_argument("--hardware", required=True, help="hardware id (labkit list hardware)")
+    if model:
+        p.add_argument("--model", required=True, help="model id (labkit list models)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _bits(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--weight-bits", type=int, choices=_BITS, default=16, metavar="{4,8,16,32}")
+    p.add_argument("--kv-bits", type=int, choices=_BITS, default=16, metavar="{4,8,16,32}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="labkit", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("roofline", help="decode roofline: B*, L*, per-token split")
+    _add_common(p)
+    p.add_argument("--batch", type=_count, default=1, help="sequences per step (>= 1)")
+    p.add_argument("--context", type=_tokens, default=8192, help="context tokens (>= 1)")
+    _bits(p)
+    p.add_argument("--tp", type=_count, default=1, help="tensor-parallel devices (>= 1)")
+    p.add_argument("--mode", choices=("peak", "achievable"), default="peak")
+
+    p = sub.add_parser("size", help="three-axis capacity planning")
+    _add_common(p)
+    p.add_argument("--users", type=_count, required=True, help="concurrent users (>= 1)")
+    p.add_argument("--context", type=_tokens, required=True, help="context tokens (>= 1)")
+    p.add_argument("--tpot-ms", type=_positive, required=True, help="TPOT budget, ms (> 0)")
+    _bits(p)
+    p.add_argument("--mode", choices=("peak", "achievable"), default="peak")
+
+    p = sub.add_parser("economy", help="a track's cost crossover, capacity and serving plan")
+    p.add_argument("--track", required=True, help="track id (labkit list tracks)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("parallelism", help="TP x CP x PP x DP x EP selection")
+    _add_common(p)
+    p.add_argument("--context", type=_tokens, required=True, help="context tokens (>= 1)")
+    p.add_argument("--batch", type=_count, default=1, help="concurrent sequences (>= 1)")
+    _bits(p)
+
+    p = sub.add_parser("list", help="list registry ids")
+    p.add_argument("what", choices=("hardware", "models", "tracks"))
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("summary", help="track summaries and the paper's roofline figures")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+# ---------------------------------------------------------------------------- commands
+def roofline_report(hardware: str, model: str, batch: int = 1, context: int = 8192,
+                    weight_bits: int = 16, kv_bits: int = 16, tp: int = 1,
+                    mode: str = "peak") -> dict[str, object]:
+    """The ``labkit roofline --json`` object."""
+    from labkit import roofline as rf
+    from labkit.hardware import get_hardware
+    from labkit.models import get_model
+
+    hw, m = get_hardware(hardware), get_model(model)
+    r = rf.decode_roofline(hw, m, batch, context, weight_bits, kv_bits, tp=tp, mode=mode)
+    mem = rf.memory_budget(hw, m, context, batch, weight_bits, kv_bits, tp=tp)
+    knee = rf.knee_batch(hw, m, context, weight_bits, kv_bits, mode=mode)
+    ms = 1e3
+    return {
+        "hardware": hw.id, "model": m.id, "batch": batch, "context_tokens": context,
+        "weight_bits": weight_bits, "kv_bits": kv_bits, "tp": tp, "mode": mode,
+        "ai_flop_per_byte": rf.arithmetic_intensity(hw, mode=mode),
+        "critical_batch": rf.critical_batch(hw, m, weight_bits, mode=mode),
+        "balance_context_tokens": rf.balance_context(hw, m, kv_bits, mode=mode),
+        "knee_batch": knee,
+        "per_token_ms": {"weight": r.weight_s * ms, "compute": r.compute_s * ms,
+                         "kv": r.kv_s * ms, "overhead": r.overhead_s * ms,
+                         "total": r.per_token_s * ms},
+        "step_ms": r.step_s * ms,
+        "tokens_per_s": r.tokens_per_s,
+        "regime": r.regime,
+        "utilization": float(rf.utilization_at(context, rf.balance_context(hw, m, kv_bits,
+                                                                          mode=mode))),
+        "memory_per_device_bytes": {"weights": mem.weights_bytes, "kv": mem.kv_bytes,
+                                    "transient": mem.transient_bytes, "used": mem.used_bytes,
+                                    "capacity": mem.capacity_bytes},
+        "fits_in_memory": not mem.over_budget,
+    }
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def _table(rows: dict[str, object], indent: str = "") -> str:
+    lines = []
+    width = max((len(k) for k in rows), default=0)
+    for key, value in rows.items():
+        if isinstance(value, dict):
+            lines.append(f"{indent}{key}:")
+            lines.append(_table(value, indent + "  "))
+        else:
+            lines.append(f"{indent}{key.ljust(width)}  {_fmt(value)}")
+    return "\n".join(lines)
+
+
+def _emit(obj: dict[str, object], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(obj, indent=2, sort_keys=False))
+    else:
+        print(_table(obj))
+
+
+def _cmd_roofline(a: argparse.Namespace) -> None:
+    _emit(roofline_report(a.hardware, a.model, a.batch, a.context, a.weight_bits, a.kv_bits,
+                          a.tp, a.mode), a.json)
+
+
+def _cmd_size(a: argparse.Namespace) -> None:
+    from labkit.capacity import size_deployment
+
+    s = size_deployment(a.hardware, a.model, a.users, a.context, a.tpot_ms / 1e3,
+                        a.weight_bits, a.kv_bits, mode=a.mode)
+    _emit(s.as_dict(), a.json)
+
+
+def _cmd_economy(a: argparse.Namespace) -> None:
+    from labkit.economy import track_economy
+
+    e = track_economy(a.track)
+    if a.json:
+        print(json.dumps(e.as_dict(), indent=2))
+    else:
+        print(e.format_table())
+
+
+def _cmd_parallelism(a: argparse.Namespace) -> None:
+    from labkit.parallelism import search
+
+    result = search(a.hardware, a.model, a.context, batch=a.batch,
+                    weight_bits=a.weight_bits, kv_bits=a.kv_bits)
+    d = result.as_dict()
+    if a.json:
+        print(json.dumps(d, indent=2))
+        return
+    chosen = d["chosen"]
+    print(_table({"chosen": chosen}))  # type: ignore[dict-item]
+    print("frontier (devices -> per-token ms):")
+    for row in d["frontier"]:  # type: ignore[attr-defined]
+        print(f"  {row['devices']:>5} devices  tp={row['tp']} cp={row['cp']} pp={row['pp']} "
+              f"dp={row['dp']} ep={row['ep']}  {row['per_token_latency_s'] * 1e3:,.2f} ms")
+
+
+def _registry_rows(what: str) -> list[dict[str, object]]:
+    if what == "hardware":
+        from labkit.hardware import HARDWARE
+
+        return [{"id": h.id, "name": h.name, "kind": h.kind,
+                 "peak_tflops": h.flops() / 1e12, "precision": h.default_precision,
+                 "bandwidth_gb_s": h.memory_bandwidth / 1e9, "memory": h.memory_declared}
+                for h in HARDWARE.values()]
+    if what == "models":
+        from labkit.models import MODELS
+
+        return [{"id": m.id, "name": m.name, "architecture": m.architecture,
+                 "params_total": m.params_total, "params_active": m.params_active}
+                for m in MODELS.values()]
+    from labkit.tracks import TRACKS
+
+    return [{"id": t.id, "label": t.label, "hardware": t.hardware_id, "model": t.model_id}
+            for t in TRACKS.values()]
+
+
+def _cmd_list(a: argparse.Namespace) -> None:
+    rows = _registry_rows(a.what)
+    if a.json:
+        print(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        print("  ".join(_fmt(v) for v in row.values()))
+
+
+PAPER_POINTS = ((8192, 1), (8192, 256), (1_048_576, 1), (1_048_576, 256))
+
+
+def _cmd_summary(a: argparse.Namespace) -> None:
+    from labkit.economy import track_economy
+    from labkit.tracks import TRACKS
+
+    paper = [roofline_report("ahbm-pe", "llama-3.1-70b", batch=b, context=s)
+             for s, b in PAPER_POINTS]
+    if a.json:
+        print(json.dumps({"tracks": [track_economy(t).as_dict() for t in TRACKS],
+                          "paper_roofline": paper}, indent=2))
+        return
+    for t in TRACKS:
+        print(track_economy(t).format_table())
+        print()
+    first = paper[0]
+    print("Paper section 5.1 -- Llama 3.1 70B on one AHBM PE (peak roofline)")
+    print(f"  B* = {first['critical_batch']:.2f}   L* = {first['balance_context_tokens']:,.0f} "
+          "tokens")
+    for row in paper:
+        pt = row["per_token_ms"]
+        print(f"  S_kv={row['context_tokens']:>9,}  B={row['batch']:>3}  per-token "
+              f"{pt['total']:8.1f} ms  (weight {pt['weight']:.1f}, compute {pt['compute']:.1f}, "
+              f"KV {pt['kv']:.1f})  {row['regime']}")
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "roofline": _cmd_roofline, "size": _cmd_size, "economy": _cmd_economy,
+    "parallelism": _cmd_parallelism, "list": _cmd_list, "summary": _cmd_summary,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        COMMANDS[args.command](args)
+    except ValueError as exc:  # bad ids and out-of-range values from the models
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

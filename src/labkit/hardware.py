@@ -1,0 +1,316 @@
+"""Hardware registry: accelerators from datacenter GPUs down to a ring's microcontroller.
+
+Every figure is stored in base units (FLOP/s, bytes, bytes/s, W, USD/h) and carries its
+source in ``sources``. Peak FLOP/s are **dense** figures: NVIDIA datasheets headline 2:4
+structured-sparsity numbers, which are exactly twice the dense rate and never reached by
+LLM decode; where only a sparse figure is published we halve it and say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from labkit.registry import lookup
+from labkit.units import GB, TFLOPS, GiB, KiB, MiB
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One device (GPU, TPU chip, SoC, MCU or processing element).
+
+    Attributes:
+        peak_flops: dense peak per precision, FLOP/s (integer precisions: OP/s).
+        memory_bandwidth: main-memory bandwidth, bytes/s.
+        memory_bytes: installed main memory, bytes (``memory_declared`` keeps the vendor's
+            own figure and unit, e.g. "80 GB" decimal or "16 GiB" binary).
+        usable_memory_bytes: what a model may use for weights + KV/state, bytes.
+        interconnect_bandwidth: per-device, per-direction bandwidth inside the fast
+            domain (NVLink, ICI, NoC), bytes/s; ``domain_size`` devices share it.
+        scaleout_bandwidth: per-device bandwidth to devices outside the domain, bytes/s.
+        power_w: board/SoC power at load, W.  price_usd_per_hour: USD per device-hour.
+    """
+
+    id: str
+    name: str
+    kind: str
+    default_precision: str
+    peak_flops: Mapping[str, float]
+    memory_bandwidth: float
+    memory_bytes: float
+    memory_declared: str
+    usable_memory_bytes: float
+    interconnect_bandwidth: float
+    domain_size: int
+    scaleout_bandwidth: float
+    power_w: float | None
+    price_usd_per_hour: float | None
+    sources: Mapping[str, str]
+    sram_bytes: float | None = None
+    flash_bytes: float | None = None
+    topology: Mapping[str, int] = field(default_factory=dict)
+    notes: str = ""
+
+    def flops(self, precision: str | None = None) -> float:
+        """Dense peak FLOP/s at ``precision`` (default: the device's default precision)."""
+        p = precision or self.default_precision
+        if p not in self.peak_flops:
+            known = ", ".join(sorted(self.peak_flops))
+            raise ValueError(f"precision {p!r} is not supported on {self.id}; known: {known}")
+        return self.peak_flops[p]
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """Machine balance C/W at the default precision, FLOP per byte."""
+        return self.flops() / self.memory_bandwidth
+
+
+def _hw(**kw: object) -> Hardware:
+    kw["peak_flops"] = MappingProxyType(dict(kw["peak_flops"]))  # type: ignore[arg-type]
+    kw["sources"] = MappingProxyType(dict(kw["sources"]))  # type: ignore[arg-type]
+    kw["topology"] = MappingProxyType(dict(kw.get("topology", {})))  # type: ignore[arg-type]
+    return Hardware(**kw)  # type: ignore[arg-type]
+
+
+_NV_PRICE = "representative on-demand cloud list price per GPU-hour, 2025 (varies by provider)"
+
+HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
+    _hw(
+        id="h100-sxm", name="NVIDIA H100 SXM5 80GB", kind="datacenter-gpu",
+        default_precision="bf16",
+        peak_flops={"fp32": 66.9 * TFLOPS, "bf16": 989.4 * TFLOPS, "fp16": 989.4 * TFLOPS,
+                    "fp8": 1978.9 * TFLOPS, "int8": 1978.9 * TFLOPS},
+        memory_bandwidth=3.35e12, memory_bytes=80 * GB, memory_declared="80 GB HBM3",
+        usable_memory_bytes=80 * GB, interconnect_bandwidth=450 * GB, domain_size=8,
+        scaleout_bandwidth=50 * GB, power_w=700.0, price_usd_per_hour=2.99,
+        sources={
+            "peak_flops": "NVIDIA H100 datasheet: BF16 1,979 TFLOPS and FP8 3,958 TFLOPS are "
+                          "with sparsity; dense = half",
+            "memory_bandwidth": "NVIDIA H100 datasheet (SXM): 3.35 TB/s",
+            "memory_bytes": "NVIDIA H100 datasheet (SXM): 80 GB",
+            "usable_memory_bytes": "whole HBM; runtime reserve is left to the caller",
+            "interconnect_bandwidth": "NVLink 4: 900 GB/s bidirectional = 450 GB/s per direction",
+            "domain_size": "HGX H100: 8 GPUs per NVLink/NVSwitch domain",
+            "scaleout_bandwidth": "one ConnectX-7 400 Gb/s NIC per GPU = 50 GB/s",
+            "power_w": "NVIDIA H100 datasheet (SXM): up to 700 W",
+            "price_usd_per_hour": _NV_PRICE,
+        },
+    ),
+    _hw(
+        id="h200", name="NVIDIA H200 SXM 141GB", kind="datacenter-gpu", default_precision="bf16",
+        peak_flops={"fp32": 66.9 * TFLOPS, "bf16": 989.4 * TFLOPS, "fp16": 989.4 * TFLOPS,
+                    "fp8": 1978.9 * TFLOPS, "int8": 1978.9 * TFLOPS},
+        memory_bandwidth=4.8e12, memory_bytes=141 * GB, memory_declared="141 GB HBM3e",
+        usable_memory_bytes=141 * GB, interconnect_bandwidth=450 * GB, domain_size=8,
+        scaleout_bandwidth=50 * GB, power_w=700.0, price_usd_per_hour=3.79,
+        sources={
+            "peak_flops": "NVIDIA H200 datasheet: same Hopper tensor cores as H100 SXM; "
+                          "sparse figures halved",
+            "memory_bandwidth": "NVIDIA H200 datasheet: 4.8 TB/s",
+            "memory_bytes": "NVIDIA H200 datasheet: 141 GB",
+            "usable_memory_bytes": "whole HBM",
+            "interconnect_bandwidth": "NVLink 4: 900 GB/s bidirectional = 450 GB/s per direction",
+            "domain_size": "HGX H200: 8 GPUs per NVLink domain",
+            "scaleout_bandwidth": "one 400 Gb/s NIC per GPU = 50 GB/s",
+            "power_w": "NVIDIA H200 datasheet (SXM): up to 700 W",
+            "price_usd_per_hour": _NV_PRICE,
+        },
+    ),
+    _hw(
+        id="a100-80gb", name="NVIDIA A100 SXM4 80GB", kind="datacenter-gpu",
+        default_precision="bf16",
+        peak_flops={"fp32": 19.5 * TFLOPS, "tf32": 156 * TFLOPS, "bf16": 312 * TFLOPS,
+                    "fp16": 312 * TFLOPS, "int8": 624 * TFLOPS},
+        memory_bandwidth=2.039e12, memory_bytes=80 * GB, memory_declared="80 GB HBM2e",
+        usable_memory_bytes=80 * GB, interconnect_bandwidth=300 * GB, domain_size=8,
+        scaleout_bandwidth=25 * GB, power_w=400.0, price_usd_per_hour=1.79,
+        sources={
+            "peak_flops": "NVIDIA A100 datasheet: dense BF16 312 TFLOPS, INT8 624 TOPS "
+                          "(sparse figures are 2x)",
+            "memory_bandwidth": "NVIDIA A100 80GB SXM datasheet: 2,039 GB/s",
+            "memory_bytes": "NVIDIA A100 datasheet: 80 GB",
+            "usable_memory_bytes": "whole HBM",
+            "interconnect_bandwidth": "NVLink 3: 600 GB/s bidirectional = 300 GB/s per direction",
+            "domain_size": "HGX A100: 8 GPUs per NVSwitch domain",
+            "scaleout_bandwidth": "one 200 Gb/s HDR NIC per GPU = 25 GB/s",
+            "power_w": "NVIDIA A100 datasheet (SXM): 400 W",
+            "price_usd_per_hour": _NV_PRICE,
+        },
+    ),
+    _hw(
+        id="b200", name="NVIDIA B200 (HGX)", kind="datacenter-gpu", default_precision="bf16",
+        peak_flops={"bf16": 2250 * TFLOPS, "fp16": 2250 * TFLOPS, "fp8": 4500 * TFLOPS,
+                    "int8": 4500 * TFLOPS, "fp4": 9000 * TFLOPS},
+        memory_bandwidth=8e12, memory_bytes=180 * GB, memory_declared="180 GB HBM3e",
+        usable_memory_bytes=180 * GB, interconnect_bandwidth=900 * GB, domain_size=8,
+        scaleout_bandwidth=50 * GB, power_w=1000.0, price_usd_per_hour=5.99,
+        sources={
+            "peak_flops": "NVIDIA HGX B200 datasheet per GPU: FP8 9 PFLOPS and FP4 18 PFLOPS "
+                          "with sparsity; dense = half",
+            "memory_bandwidth": "NVIDIA HGX B200: 64 TB/s for 8 GPUs = 8 TB/s per GPU",
+            "memory_bytes": "NVIDIA HGX B200: 1.44 TB for 8 GPUs = 180 GB per GPU",
+            "usable_memory_bytes": "whole HBM",
+            "interconnect_bandwidth": "NVLink 5: 1.8 TB/s bidirectional = 900 GB/s per direction",
+            "domain_size": "HGX B200: 8 GPUs per NVLink domain",
+            "scaleout_bandwidth": "one 400 Gb/s NIC per GPU = 50 GB/s",
+            "power_w": "NVIDIA HGX B200: about 1,000 W per GPU",
+            "price_usd_per_hour": _NV_PRICE,
+        },
+    ),
+    _hw(
+        id="l4", name="NVIDIA L4 24GB", kind="datacenter-gpu", default_precision="fp16",
+        peak_flops={"fp32": 30.3 * TFLOPS, "bf16": 121 * TFLOPS, "fp16": 121 * TFLOPS,
+                    "fp8": 242.5 * TFLOPS, "int8": 242.5 * TFLOPS},
+        memory_bandwidth=300 * GB, memory_bytes=24 * GB, memory_declared="24 GB GDDR6",
+        usable_memory_bytes=24 * GB, interconnect_bandwidth=32 * GB, domain_size=1,
+        scaleout_bandwidth=32 * GB, power_w=72.0, price_usd_per_hour=0.71,
+        sources={
+            "peak_flops": "NVIDIA L4 datasheet: FP16 242 and FP8 485 TFLOPS with sparsity; "
+                          "dense = half",
+            "memory_bandwidth": "NVIDIA L4 datasheet: 300 GB/s",
+            "memory_bytes": "NVIDIA L4 datasheet: 24 GB",
+            "usable_memory_bytes": "whole GDDR6",
+            "interconnect_bandwidth": "no NVLink: PCIe Gen4 x16, about 32 GB/s per direction",
+            "domain_size": "no NVLink: every peer is across PCIe",
+            "scaleout_bandwidth": "PCIe Gen4 x16, about 32 GB/s per direction",
+            "power_w": "NVIDIA L4 datasheet: 72 W",
+            "price_usd_per_hour": "representative on-demand cloud price for one L4 "
+                                  "(g2-standard-4 class), 2025",
+        },
+    ),
+    _hw(
+        id="tpu-v5e", name="Google Cloud TPU v5e", kind="tpu", default_precision="bf16",
+        peak_flops={"bf16": 197 * TFLOPS, "int8": 394 * TFLOPS},
+        memory_bandwidth=819 * GB, memory_bytes=16 * GiB, memory_declared="16 GiB HBM2",
+        usable_memory_bytes=16 * GiB, interconnect_bandwidth=200 * GB, domain_size=256,
+        scaleout_bandwidth=25 * GB, power_w=None, price_usd_per_hour=1.20,
+        sources={
+            "peak_flops": "Google Cloud TPU v5e docs: 197 TFLOPS BF16, 394 TOPS INT8 per chip",
+            "memory_bandwidth": "Google Cloud TPU v5e docs: 819 GB/s",
+            "memory_bytes": "Google Cloud TPU v5e docs: 16 GiB HBM2 per chip (binary GiB)",
+            "usable_memory_bytes": "whole HBM",
+            "interconnect_bandwidth": "Google Cloud TPU v5e docs: ICI 1,600 Gbps = 200 GB/s",
+            "domain_size": "Google Cloud TPU v5e docs: 256 chips per pod (ICI domain)",
+            "scaleout_bandwidth": "data-center network between pods, about 200 Gb/s per host "
+                                  "(estimate)",
+            "power_w": "not published by Google",
+            "price_usd_per_hour": "Google Cloud list price: USD 1.20 per chip-hour (on demand)",
+        },
+    ),
+    _hw(
+        id="a17-pro", name="Apple A17 Pro (iPhone 15 Pro)", kind="phone-soc",
+        default_precision="fp16",
+        peak_flops={"fp16": 17.5 * TFLOPS, "int8": 35 * TFLOPS, "fp32": 2.15 * TFLOPS},
+        memory_bandwidth=51.2 * GB, memory_bytes=8 * GB, memory_declared="8 GB LPDDR5",
+        usable_memory_bytes=4 * GB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=0.0, power_w=6.0, price_usd_per_hour=None,
+        sources={
+            "peak_flops": "Apple: Neural Engine up to 35 trillion ops/s (INT8); FP16 taken as "
+                          "half of that (estimate); 6-core GPU about 2.15 TFLOPS FP32 (estimate)",
+            "memory_bandwidth": "LPDDR5-6400 on a 64-bit bus = 51.2 GB/s (derived)",
+            "memory_bytes": "iPhone 15 Pro: 8 GB RAM (teardowns)",
+            "usable_memory_bytes": "estimate: about half of RAM is safely available to one app's "
+                                   "model beside iOS and other apps",
+            "interconnect_bandwidth": "single device: no peers",
+            "domain_size": "single device",
+            "scaleout_bandwidth": "single device: hand-off to the cloud is a network call",
+            "power_w": "estimate: sustained SoC power under an ML load before thermal throttling",
+            "price_usd_per_hour": "not rented: the user owns the device",
+        },
+    ),
+    _hw(
+        id="drive-orin", name="NVIDIA DRIVE AGX Orin SoC", kind="auto-soc",
+        default_precision="int8",
+        peak_flops={"int8": 127 * TFLOPS, "fp16": 63.5 * TFLOPS},
+        memory_bandwidth=204.8 * GB, memory_bytes=32 * GB, memory_declared="32 GB LPDDR5",
+        usable_memory_bytes=24 * GB, interconnect_bandwidth=10 * GB, domain_size=2,
+        scaleout_bandwidth=1.25 * GB, power_w=60.0, price_usd_per_hour=None,
+        sources={
+            "peak_flops": "NVIDIA: 254 INT8 TOPS with sparsity; dense = 127; FP16 = half of INT8 "
+                          "(Ampere tensor-core ratio, derived)",
+            "memory_bandwidth": "NVIDIA: 256-bit LPDDR5, 204.8 GB/s",
+            "memory_bytes": "NVIDIA DRIVE AGX Orin: 32 GB LPDDR5",
+            "usable_memory_bytes": "estimate: 8 GB kept for OS, sensors and planning stack",
+            "interconnect_bandwidth": "estimate: PCIe Gen4 x8 between two SoCs on one board",
+            "domain_size": "DRIVE AGX Pegasus-class boards pair two SoCs",
+            "scaleout_bandwidth": "10 Gb Ethernet to other ECUs",
+            "power_w": "NVIDIA Jetson AGX Orin 64GB module: 15-60 W (upper bound used)",
+            "price_usd_per_hour": "owned in the vehicle; not rented",
+        },
+    ),
+    _hw(
+        id="drive-thor", name="NVIDIA DRIVE AGX Thor SoC", kind="auto-soc",
+        default_precision="fp8",
+        peak_flops={"fp4": 1000 * TFLOPS, "fp8": 500 * TFLOPS, "int8": 500 * TFLOPS,
+                    "fp16": 250 * TFLOPS},
+        memory_bandwidth=273 * GB, memory_bytes=128 * GB, memory_declared="128 GB LPDDR5X",
+        usable_memory_bytes=112 * GB, interconnect_bandwidth=16 * GB, domain_size=2,
+        scaleout_bandwidth=3.125 * GB, power_w=130.0, price_usd_per_hour=None,
+        sources={
+            "peak_flops": "NVIDIA: 2,000 FP4 TFLOPS / 1,000 INT8 TOPS with sparsity; dense = "
+                          "half; FP16 = half of FP8 (derived)",
+            "memory_bandwidth": "NVIDIA Jetson AGX Thor: 256-bit LPDDR5X, 273 GB/s",
+            "memory_bytes": "NVIDIA Jetson AGX Thor: 128 GB",
+            "usable_memory_bytes": "estimate: 16 GB kept for OS, sensors and planning stack",
+            "interconnect_bandwidth": "estimate: PCIe Gen5 x4 between two SoCs",
+            "domain_size": "dual-SoC boards",
+            "scaleout_bandwidth": "25 Gb Ethernet (Jetson AGX Thor)",
+            "power_w": "NVIDIA Jetson AGX Thor: 40-130 W (upper bound used)",
+            "price_usd_per_hour": "owned in the vehicle; not rented",
+        },
+    ),
+    _hw(
+        id="cortex-m4-ring", name="Wearable MCU (Cortex-M4F, nRF52840 class)", kind="mcu",
+        default_precision="int8",
+        peak_flops={"int8": 256e6, "fp32": 128e6},
+        memory_bandwidth=256 * 1e6, memory_bytes=256 * KiB, memory_declared="256 KiB SRAM",
+        usable_memory_bytes=192 * KiB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=125e3, power_w=0.010, price_usd_per_hour=None,
+        sram_bytes=256 * KiB, flash_bytes=1 * MiB,
+        sources={
+            "peak_flops": "64 MHz Cortex-M4F: INT8 2 MAC/cycle with SMLAD (CMSIS-NN) = 256 MOP/s; "
+                          "FP32 1 FMA/cycle = 128 MFLOP/s (derived)",
+            "memory_bandwidth": "32-bit SRAM bus at 64 MHz = 256 MB/s (derived)",
+            "memory_bytes": "Nordic nRF52840 product spec: 256 KB (KiB) RAM",
+            "usable_memory_bytes": "estimate: 64 KiB kept for BLE stack, sensor buffers and RTOS",
+            "sram_bytes": "Nordic nRF52840 product spec: 256 KB RAM",
+            "flash_bytes": "Nordic nRF52840 product spec: 1 MB flash",
+            "interconnect_bandwidth": "single device",
+            "domain_size": "single device",
+            "scaleout_bandwidth": "BLE 1 Mbit/s PHY = 125 kB/s raw to the phone",
+            "power_w": "Nordic nRF52840: about 52 uA/MHz running from flash at 3 V, 64 MHz "
+                       "= about 10 mW (derived)",
+            "price_usd_per_hour": "owned by the wearer; not rented",
+        },
+        notes="Weights live in flash, activations in SRAM: a model fits only if both fit.",
+    ),
+    _hw(
+        id="ahbm-pe", name="AHBM processing element (paper)", kind="pe",
+        default_precision="bf16",
+        peak_flops={"bf16": 8 * TFLOPS},
+        memory_bandwidth=256 * GB, memory_bytes=6 * GB, memory_declared="6 GB HBM per PE",
+        usable_memory_bytes=6 * GB, interconnect_bandwidth=256 * GB, domain_size=8,
+        scaleout_bandwidth=64 * GB, power_w=None, price_usd_per_hour=None,
+        topology={"pes_per_cube": 8, "cubes_per_sip": 16},
+        sources={
+            "peak_flops": "paper section 5.1: C = 8 TFLOPS per PE",
+            "memory_bandwidth": "paper section 5.1: W = 256 GB/s per PE",
+            "memory_bytes": "paper section 5.2: 6 GB HBM budget per PE (decimal, 6e9 bytes)",
+            "usable_memory_bytes": "paper section 5.2: the whole 6 GB budget",
+            "interconnect_bandwidth": "assumption for teaching: the paper names the intra-cube "
+                                      "NoC but gives no bandwidth",
+            "domain_size": "paper: 8 PEs per cube share the NoC",
+            "scaleout_bandwidth": "assumption for teaching: the paper names UCIe between cubes "
+                                  "but gives no bandwidth",
+            "power_w": "not given in the paper section",
+            "price_usd_per_hour": "research design: no price",
+            "topology": "paper: 8 PEs per cube, 16 cubes per SIP",
+        },
+    ),
+)})
+
+
+def get_hardware(hardware: str | Hardware) -> Hardware:
+    """Look up a device by id (or pass a :class:`Hardware` through)."""
+    return lookup("hardware", HARDWARE, hardware)

@@ -1,0 +1,224 @@
+"""Model registry: transformer LMs (dense, GQA, MoE, MLA) and the edge CNNs the tracks use.
+
+Parameter counts used by the roofline are computed from the layer shapes (decoder blocks
+only, the paper's convention); the vendors' published totals are kept beside them, with
+sources, and a test checks the two agree once embeddings and the LM head are added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from labkit.registry import lookup
+
+TRANSFORMER = "transformer"
+CNN = "cnn"
+
+
+@dataclass(frozen=True)
+class Model:
+    """Architecture figures the formulas need. Counts are elements, not bytes.
+
+    For MoE models ``ffn_dim`` is the dense-layer FFN width and ``moe_ffn_dim`` one
+    expert's width; the first ``dense_layers`` layers are dense. For MLA models the KV
+    cache stores ``kv_lora_rank + qk_rope_dim`` elements per layer per token.
+    For CNNs only ``params_total`` and ``flops_per_inference`` (FLOP per input) apply.
+    """
+
+    id: str
+    name: str
+    architecture: str
+    params_total: float
+    params_active: float
+    sources: Mapping[str, str]
+    layers: int = 0
+    hidden: int = 0
+    q_heads: int = 0
+    kv_heads: int = 0
+    d_head: int = 0
+    ffn_dim: int = 0
+    vocab: int = 0
+    max_context: int = 0
+    experts_total: int = 0
+    experts_active: int = 0
+    shared_experts: int = 0
+    moe_ffn_dim: int = 0
+    dense_layers: int = 0
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_dim: int = 0
+    qk_nope_dim: int = 0
+    v_head_dim: int = 0
+    flops_per_inference: float = 0.0
+    activation_bytes_int8: float = 0.0
+    input_desc: str = ""
+    tied_embeddings: bool = False
+
+    # -- derived shapes ---------------------------------------------------------------
+    @property
+    def is_transformer(self) -> bool:
+        return self.architecture == TRANSFORMER
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts_total > 0
+
+    @property
+    def uses_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def attention_params_per_layer(self) -> int:
+        """Q, K, V, O projection elements in one layer (GQA or MLA)."""
+        if self.uses_mla:
+            qk_dim = self.qk_nope_dim + self.qk_rope_dim
+            return (
+                self.hidden * self.q_lora_rank                               # W_q down
+                + self.q_lora_rank * self.q_heads * qk_dim                   # W_q up
+                + self.hidden * (self.kv_lora_rank + self.qk_rope_dim)       # W_kv down
+                + self.kv_lora_rank * self.q_heads * (self.qk_nope_dim + self.v_head_dim)
+                + self.q_heads * self.v_head_dim * self.hidden               # W_o
+            )
+        q_and_o = 2 * self.hidden * self.q_heads * self.d_head
+        k_and_v = 2 * self.hidden * self.kv_heads * self.d_head
+        return q_and_o + k_and_v
+
+    @property
+    def expert_params(self) -> int:
+        """Elements of one gated (SwiGLU) expert: gate, up and down."""
+        return 3 * self.hidden * self.moe_ffn_dim
+
+    @property
+    def dense_ffn_params(self) -> int:
+        """Elements of one dense gated FFN: gate, up and down."""
+        return 3 * self.hidden * self.ffn_dim
+
+    def _ffn_params(self, experts: int) -> int:
+        if not self.is_moe:
+            return self.dense_ffn_params * self.layers
+        moe_layers = self.layers - self.dense_layers
+        router = self.hidden * self.experts_total
+        per_moe_layer = (experts + self.shared_experts) * self.expert_params + router
+        return self.dense_layers * self.dense_ffn_params + moe_layers * per_moe_layer
+
+    @property
+    def block_params_total(self) -> int:
+        """All decoder-block weights (attention + FFN/experts), embeddings and LM head excluded."""
+        return self.attention_params_per_layer * self.layers + self._ffn_params(self.experts_total)
+
+    @property
+    def block_params_active(self) -> int:
+        """Decoder-block weights one token touches (routed experts: only the active ones)."""
+        experts = self.experts_active if self.is_moe else 0
+        return self.attention_params_per_layer * self.layers + self._ffn_params(experts)
+
+    @property
+    def lm_head_params(self) -> int:
+        """Output projection elements, hidden x vocab (read every decode step)."""
+        return self.hidden * self.vocab
+
+    @property
+    def moe_sparsity(self) -> float:
+        """Total / active decoder-block weights (1 for dense models)."""
+        return self.block_params_total / self.block_params_active if self.is_moe else 1.0
+
+    @property
+    def kv_elements_per_token(self) -> int:
+        """KV-cache elements one token adds across all layers, one sequence.
+
+        GQA: 2 (K and V) x kv_heads x d_head per layer -- *kv* heads, not query heads.
+        MLA: the compressed latent (kv_lora_rank) plus the decoupled RoPE key per layer.
+        """
+        if self.uses_mla:
+            return self.layers * (self.kv_lora_rank + self.qk_rope_dim)
+        return self.layers * 2 * self.kv_heads * self.d_head
+
+
+def _m(**kw: object) -> Model:
+    kw["sources"] = MappingProxyType(dict(kw["sources"]))  # type: ignore[arg-type]
+    return Model(**kw)  # type: ignore[arg-type]
+
+
+_LLAMA3 = "Meta Llama 3 / 3.1 model card and config.json"
+
+MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
+    _m(id="llama-3-8b", name="Llama 3 8B", architecture=TRANSFORMER,
+       layers=32, hidden=4096, q_heads=32, kv_heads=8, d_head=128, ffn_dim=14336,
+       vocab=128256, max_context=8192, params_total=8.03e9, params_active=8.03e9,
+       sources={"shape": f"{_LLAMA3} (Meta-Llama-3-8B)", "params": "model card: 8B (8.03e9)"}),
+    _m(id="llama-3.1-70b", name="Llama 3.1 70B", architecture=TRANSFORMER,
+       layers=80, hidden=8192, q_heads=64, kv_heads=8, d_head=128, ffn_dim=28672,
+       vocab=128256, max_context=131072, params_total=70.6e9, params_active=70.6e9,
+       sources={"shape": f"{_LLAMA3} (Llama-3.1-70B)", "params": "model card: 70.6e9"}),
+    _m(id="llama-3.1-405b", name="Llama 3.1 405B", architecture=TRANSFORMER,
+       layers=126, hidden=16384, q_heads=128, kv_heads=8, d_head=128, ffn_dim=53248,
+       vocab=128256, max_context=131072, params_total=405.9e9, params_active=405.9e9,
+       sources={"shape": f"{_LLAMA3} (Llama-3.1-405B)", "params": "model card: 405B"}),
+    _m(id="llama-3.2-1b", name="Llama 3.2 1B", architecture=TRANSFORMER,
+       layers=16, hidden=2048, q_heads=32, kv_heads=8, d_head=64, ffn_dim=8192,
+       vocab=128256, max_context=131072, params_total=1.24e9, params_active=1.24e9,
+       tied_embeddings=True,
+       sources={"shape": "Meta Llama 3.2 1B config.json (tied embeddings)",
+                "params": "model card: 1.23B"}),
+    _m(id="llama-3.2-3b", name="Llama 3.2 3B", architecture=TRANSFORMER,
+       layers=28, hidden=3072, q_heads=24, kv_heads=8, d_head=128, ffn_dim=8192,
+       vocab=128256, max_context=131072, params_total=3.21e9, params_active=3.21e9,
+       tied_embeddings=True,
+       sources={"shape": "Meta Llama 3.2 3B config.json (tied embeddings)",
+                "params": "model card: 3.21B"}),
+    _m(id="qwen3-32b", name="Qwen3 32B", architecture=TRANSFORMER,
+       layers=64, hidden=5120, q_heads=64, kv_heads=8, d_head=128, ffn_dim=25600,
+       vocab=151936, max_context=32768, params_total=32.8e9, params_active=32.8e9,
+       sources={"shape": "Qwen3-32B config.json: head_dim 128 (not hidden/heads = 80)",
+                "params": "Qwen3 model card: 32.8B"}),
+    _m(id="mixtral-8x7b", name="Mixtral 8x7B", architecture=TRANSFORMER,
+       layers=32, hidden=4096, q_heads=32, kv_heads=8, d_head=128, ffn_dim=14336,
+       moe_ffn_dim=14336, experts_total=8, experts_active=2, vocab=32000, max_context=32768,
+       params_total=46.7e9, params_active=12.9e9,
+       sources={"shape": "Mixtral-8x7B config.json; Jiang et al. 2024, Mixtral of Experts",
+                "params": "Mixtral paper: 47B total, 13B active per token"}),
+    _m(id="deepseek-v3", name="DeepSeek-V3", architecture=TRANSFORMER,
+       layers=61, hidden=7168, q_heads=128, kv_heads=128, d_head=128, ffn_dim=18432,
+       moe_ffn_dim=2048, experts_total=256, experts_active=8, shared_experts=1,
+       dense_layers=3, kv_lora_rank=512, q_lora_rank=1536, qk_rope_dim=64, qk_nope_dim=128,
+       v_head_dim=128, vocab=129280, max_context=131072,
+       params_total=671e9, params_active=37e9,
+       sources={"shape": "DeepSeek-V3 config.json and technical report (MLA, 256 routed + 1 "
+                         "shared expert, 8 active, first 3 layers dense)",
+                "params": "DeepSeek-V3 technical report: 671B total, 37B activated"}),
+    _m(id="mobilenet-v2", name="MobileNetV2 1.0 (224x224)", architecture=CNN,
+       params_total=3.4e6, params_active=3.4e6, flops_per_inference=2 * 300e6,
+       activation_bytes_int8=1.2e6, input_desc="one 224x224 RGB frame",
+       sources={"params": "Sandler et al. 2018, MobileNetV2, Table 3: 3.4M params",
+                "flops_per_inference": "same table: 300M multiply-adds = 600 MFLOP",
+                "activation_bytes_int8": "estimate: peak live activations at INT8"}),
+    _m(id="yolov8n", name="YOLOv8-n (640x640)", architecture=CNN,
+       params_total=3.2e6, params_active=3.2e6, flops_per_inference=8.7e9,
+       activation_bytes_int8=6.6e6, input_desc="one 640x640 camera frame",
+       sources={"params": "Ultralytics YOLOv8 model table: 3.2M params",
+                "flops_per_inference": "Ultralytics YOLOv8 model table: 8.7 GFLOPs at 640",
+                "activation_bytes_int8": "estimate: peak live activations at INT8"}),
+    _m(id="ds-cnn-kws", name="DS-CNN keyword spotter (small)", architecture=CNN,
+       params_total=38.6e3, params_active=38.6e3, flops_per_inference=2 * 5.4e6,
+       activation_bytes_int8=16e3, input_desc="one 1 s audio window (49x10 MFCC)",
+       sources={"params": "Zhang et al. 2017, Hello Edge, DS-CNN small: 38.6K params",
+                "flops_per_inference": "Hello Edge: 5.4M multiply-adds = 10.8 MFLOP",
+                "activation_bytes_int8": "estimate: peak live activations at INT8"}),
+)})
+
+
+def get_model(model: str | Model) -> Model:
+    """Look up a model by id (or pass a :class:`Model` through)."""
+    return lookup("model", MODELS, model)
+
+
+def require_transformer(model: Model, parameter: str = "model") -> Model:
+    """Raise a ValueError naming ``parameter`` when ``model`` is not a transformer LM."""
+    if not model.is_transformer:
+        raise ValueError(
+            f"{parameter} must be a transformer LM for this formula; {model.id!r} is a "
+            f"{model.architecture} (use the per-inference edge formulas instead)"
+        )
+    return model

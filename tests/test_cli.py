@@ -1,0 +1,103 @@
+"""The ``labkit`` command line through a real subprocess: JSON contract and error lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LABKIT = shutil.which("labkit", path=str(Path(sys.executable).parent)) or "labkit"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONWARNINGS": "error::DeprecationWarning:labkit"}
+    return subprocess.run([LABKIT, *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def run_json(*args: str) -> object:
+    proc = run(*args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_roofline_prints_the_paper_figures():
+    out = run_json("roofline", "--hardware", "ahbm-pe", "--model", "llama-3.1-70b",
+                   "--context", "8192", "--batch", "1")
+    assert out["critical_batch"] == pytest.approx(31.25)
+    assert round(out["balance_context_tokens"] / 1e3, 1) == 13.4
+    assert round(out["per_token_ms"]["total"]) == 562
+    assert set(out["per_token_ms"]) >= {"weight", "compute", "kv", "total"}
+    assert out["step_ms"] == pytest.approx(out["per_token_ms"]["total"])
+    assert out["regime"] == "memory-bound"
+    assert out["ai_flop_per_byte"] == pytest.approx(31.25)
+
+
+def test_roofline_batch_256_and_options():
+    out = run_json("roofline", "--hardware", "ahbm-pe", "--model", "llama-3.1-70b",
+                   "--context", "8192", "--batch", "256")
+    assert round(out["per_token_ms"]["total"], 1) == 29.7
+    assert out["step_ms"] == pytest.approx(256 * out["per_token_ms"]["total"])
+    out = run_json("roofline", "--hardware", "h100-sxm", "--model", "llama-3.1-70b",
+                   "--tp", "8", "--weight-bits", "8", "--kv-bits", "8", "--mode", "achievable")
+    assert out["per_token_ms"]["overhead"] == pytest.approx(0.3)
+    assert out["fits_in_memory"] is True
+
+
+def test_size_contract():
+    out = run_json("size", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--users",
+                   "256", "--context", "8192", "--tpot-ms", "50")
+    assert {"devices_per_replica", "replicas", "total_devices", "binding_axis"} <= set(out)
+    assert out["total_devices"] == out["devices_per_replica"] * out["replicas"]
+    assert out["binding_axis"] in ("weights", "kv", "slo")
+
+
+def test_economy_contract_for_every_track():
+    for track in ("cloud_fleet", "iphone", "oura_ring", "robotaxi"):
+        out = run_json("economy", "--track", track)
+        assert isinstance(out, dict) and out
+
+
+def test_parallelism_contract():
+    out = run_json("parallelism", "--hardware", "h100-sxm", "--model", "llama-3.1-70b",
+                   "--context", "8192", "--batch", "8")
+    assert {"tp", "cp", "pp", "dp", "ep", "devices"} <= set(out["chosen"])
+    assert out["frontier"]
+
+
+def test_list_and_readable_tables():
+    assert "ahbm-pe" in run("list", "hardware").stdout
+    assert "deepseek-v3" in run("list", "models").stdout
+    assert "oura_ring" in run("list", "tracks").stdout
+    table = run("roofline", "--hardware", "h100-sxm", "--model", "llama-3-8b").stdout
+    assert "critical_batch" in table and "{" not in table
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["roofline", "--hardware", "ahbm-pe", "--model", "llama-3.1-70b", "--batch", "0"],
+     "--batch: must be an integer >= 1"),
+    (["roofline", "--hardware", "ahbm-pe", "--model", "llama-3.1-70b", "--context", "nan"],
+     "--context: must be an integer >= 1"),
+    (["roofline", "--hardware", "h100", "--model", "llama-3.1-70b"], "unknown hardware id"),
+    (["roofline", "--hardware", "h100-sxm", "--model", "gpt-5"], "unknown model id"),
+    (["roofline", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--weight-bits", "3"],
+     "--weight-bits: invalid choice"),
+    (["roofline", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--mode", "turbo"],
+     "--mode: invalid choice"),
+    (["size", "--hardware", "h100-sxm", "--model", "llama-3-8b", "--users", "4", "--context",
+      "100", "--tpot-ms", "-5"], "--tpot-ms: must be a number > 0"),
+    (["roofline", "--hardware", "h100-sxm", "--model", "yolov8n"], "model must be a transformer"),
+    (["economy", "--track", "moon_base"], "unknown track id"),
+    (["list", "gpus"], "invalid choice"),
+])
+def test_bad_argument_exits_nonzero_with_one_line(args, needle):
+    proc = run(*args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert needle in lines[0]
+    assert proc.stdout == ""
