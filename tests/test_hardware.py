@@ -15,7 +15,7 @@ REQUIRED = {"h100-sxm", "h200", "a100-80gb", "b200", "l4", "tpu-v5e", "a17-pro",
             "drive-thor", "ahbm-pe"}
 FIGURES = ("peak_flops", "memory_bandwidth", "memory_bytes", "usable_memory_bytes",
            "interconnect_bandwidth", "domain_size", "scaleout_bandwidth", "power_w",
-           "price_usd_per_hour")
+           "price_usd_per_hour", "interconnect_latency_s", "scaleout_latency_s")
 
 
 def test_required_ids_and_a_wearable_mcu_are_registered():

@@ -29,6 +29,8 @@ class Hardware:
         interconnect_bandwidth: per-device, per-direction bandwidth inside the fast
             domain (NVLink, ICI, NoC), bytes/s; ``domain_size`` devices share it.
         scaleout_bandwidth: per-device bandwidth to devices outside the domain, bytes/s.
+        interconnect_latency_s / scaleout_latency_s: fixed cost of one message (one ring
+            step of a collective) on that link, s.
         power_w: board/SoC power at load, W.  price_usd_per_hour: USD per device-hour.
     """
 
@@ -47,6 +49,8 @@ class Hardware:
     power_w: float | None
     price_usd_per_hour: float | None
     sources: Mapping[str, str]
+    interconnect_latency_s: float = 0.0
+    scaleout_latency_s: float = 0.0
     sram_bytes: float | None = None
     flash_bytes: float | None = None
     topology: Mapping[str, int] = field(default_factory=dict)
@@ -84,7 +88,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=3.35e12, memory_bytes=80 * GB, memory_declared="80 GB HBM3",
         usable_memory_bytes=80 * GB, interconnect_bandwidth=450 * GB, domain_size=8,
         scaleout_bandwidth=50 * GB, power_w=700.0, price_usd_per_hour=2.99,
+        interconnect_latency_s=1e-6, scaleout_latency_s=5e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, NVLink/NVSwitch",
+            "scaleout_latency_s": "estimate: one small message, InfiniBand NDR",
             "peak_flops": "NVIDIA H100 datasheet: BF16 1,979 TFLOPS and FP8 3,958 TFLOPS are "
                           "with sparsity; dense = half",
             "memory_bandwidth": "NVIDIA H100 datasheet (SXM): 3.35 TB/s",
@@ -104,7 +111,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=4.8e12, memory_bytes=141 * GB, memory_declared="141 GB HBM3e",
         usable_memory_bytes=141 * GB, interconnect_bandwidth=450 * GB, domain_size=8,
         scaleout_bandwidth=50 * GB, power_w=700.0, price_usd_per_hour=3.79,
+        interconnect_latency_s=1e-6, scaleout_latency_s=5e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, NVLink/NVSwitch",
+            "scaleout_latency_s": "estimate: one small message, InfiniBand NDR",
             "peak_flops": "NVIDIA H200 datasheet: same Hopper tensor cores as H100 SXM; "
                           "sparse figures halved",
             "memory_bandwidth": "NVIDIA H200 datasheet: 4.8 TB/s",
@@ -125,7 +135,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=2.039e12, memory_bytes=80 * GB, memory_declared="80 GB HBM2e",
         usable_memory_bytes=80 * GB, interconnect_bandwidth=300 * GB, domain_size=8,
         scaleout_bandwidth=25 * GB, power_w=400.0, price_usd_per_hour=1.79,
+        interconnect_latency_s=1.5e-6, scaleout_latency_s=6e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, NVLink 3/NVSwitch",
+            "scaleout_latency_s": "estimate: one small message, InfiniBand HDR",
             "peak_flops": "NVIDIA A100 datasheet: dense BF16 312 TFLOPS, INT8 624 TOPS "
                           "(sparse figures are 2x)",
             "memory_bandwidth": "NVIDIA A100 80GB SXM datasheet: 2,039 GB/s",
@@ -145,7 +158,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=8e12, memory_bytes=180 * GB, memory_declared="180 GB HBM3e",
         usable_memory_bytes=180 * GB, interconnect_bandwidth=900 * GB, domain_size=8,
         scaleout_bandwidth=50 * GB, power_w=1000.0, price_usd_per_hour=5.99,
+        interconnect_latency_s=1e-6, scaleout_latency_s=5e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, NVLink 5/NVSwitch",
+            "scaleout_latency_s": "estimate: one small message, InfiniBand NDR",
             "peak_flops": "NVIDIA HGX B200 datasheet per GPU: FP8 9 PFLOPS and FP4 18 PFLOPS "
                           "with sparsity; dense = half",
             "memory_bandwidth": "NVIDIA HGX B200: 64 TB/s for 8 GPUs = 8 TB/s per GPU",
@@ -165,7 +181,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=300 * GB, memory_bytes=24 * GB, memory_declared="24 GB GDDR6",
         usable_memory_bytes=24 * GB, interconnect_bandwidth=32 * GB, domain_size=1,
         scaleout_bandwidth=32 * GB, power_w=72.0, price_usd_per_hour=0.71,
+        interconnect_latency_s=5e-6, scaleout_latency_s=10e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, PCIe peer-to-peer",
+            "scaleout_latency_s": "estimate: one small message, PCIe + Ethernet",
             "peak_flops": "NVIDIA L4 datasheet: FP16 242 and FP8 485 TFLOPS with sparsity; "
                           "dense = half",
             "memory_bandwidth": "NVIDIA L4 datasheet: 300 GB/s",
@@ -185,7 +204,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=819 * GB, memory_bytes=16 * GiB, memory_declared="16 GiB HBM2",
         usable_memory_bytes=16 * GiB, interconnect_bandwidth=200 * GB, domain_size=256,
         scaleout_bandwidth=25 * GB, power_w=None, price_usd_per_hour=1.20,
+        interconnect_latency_s=2e-6, scaleout_latency_s=10e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, ICI hop",
+            "scaleout_latency_s": "estimate: one small message, data-center network",
             "peak_flops": "Google Cloud TPU v5e docs: 197 TFLOPS BF16, 394 TOPS INT8 per chip",
             "memory_bandwidth": "Google Cloud TPU v5e docs: 819 GB/s",
             "memory_bytes": "Google Cloud TPU v5e docs: 16 GiB HBM2 per chip (binary GiB)",
@@ -206,6 +228,8 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         usable_memory_bytes=4 * GB, interconnect_bandwidth=0.0, domain_size=1,
         scaleout_bandwidth=0.0, power_w=6.0, price_usd_per_hour=None,
         sources={
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device: hand-off latency is the network call",
             "peak_flops": "Apple: Neural Engine up to 35 trillion ops/s (INT8); FP16 taken as "
                           "half of that (estimate); 6-core GPU about 2.15 TFLOPS FP32 (estimate)",
             "memory_bandwidth": "LPDDR5-6400 on a 64-bit bus = 51.2 GB/s (derived)",
@@ -226,7 +250,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=204.8 * GB, memory_bytes=32 * GB, memory_declared="32 GB LPDDR5",
         usable_memory_bytes=24 * GB, interconnect_bandwidth=10 * GB, domain_size=2,
         scaleout_bandwidth=1.25 * GB, power_w=60.0, price_usd_per_hour=None,
+        interconnect_latency_s=5e-6, scaleout_latency_s=50e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, PCIe between SoCs",
+            "scaleout_latency_s": "estimate: one small message, automotive Ethernet",
             "peak_flops": "NVIDIA: 254 INT8 TOPS with sparsity; dense = 127; FP16 = half of INT8 "
                           "(Ampere tensor-core ratio, derived)",
             "memory_bandwidth": "NVIDIA: 256-bit LPDDR5, 204.8 GB/s",
@@ -247,7 +274,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         memory_bandwidth=273 * GB, memory_bytes=128 * GB, memory_declared="128 GB LPDDR5X",
         usable_memory_bytes=112 * GB, interconnect_bandwidth=16 * GB, domain_size=2,
         scaleout_bandwidth=3.125 * GB, power_w=130.0, price_usd_per_hour=None,
+        interconnect_latency_s=5e-6, scaleout_latency_s=50e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, PCIe between SoCs",
+            "scaleout_latency_s": "estimate: one small message, automotive Ethernet",
             "peak_flops": "NVIDIA: 2,000 FP4 TFLOPS / 1,000 INT8 TOPS with sparsity; dense = "
                           "half; FP16 = half of FP8 (derived)",
             "memory_bandwidth": "NVIDIA Jetson AGX Thor: 256-bit LPDDR5X, 273 GB/s",
@@ -269,6 +299,8 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         scaleout_bandwidth=125e3, power_w=0.010, price_usd_per_hour=None,
         sram_bytes=256 * KiB, flash_bytes=1 * MiB,
         sources={
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device: hand-off latency is the network call",
             "peak_flops": "64 MHz Cortex-M4F: INT8 2 MAC/cycle with SMLAD (CMSIS-NN) = 256 MOP/s; "
                           "FP32 1 FMA/cycle = 128 MFLOP/s (derived)",
             "memory_bandwidth": "32-bit SRAM bus at 64 MHz = 256 MB/s (derived)",
@@ -293,7 +325,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         usable_memory_bytes=6 * GB, interconnect_bandwidth=256 * GB, domain_size=8,
         scaleout_bandwidth=64 * GB, power_w=None, price_usd_per_hour=None,
         topology={"pes_per_cube": 8, "cubes_per_sip": 16},
+        interconnect_latency_s=0.5e-6, scaleout_latency_s=2e-6,
         sources={
+            "interconnect_latency_s": "estimate: one small message, intra-cube NoC (assumption)",
+            "scaleout_latency_s": "estimate: one small message, UCIe between cubes (assumption)",
             "peak_flops": "paper section 5.1: C = 8 TFLOPS per PE",
             "memory_bandwidth": "paper section 5.1: W = 256 GB/s per PE",
             "memory_bytes": "paper section 5.2: 6 GB HBM budget per PE (decimal, 6e9 bytes)",

@@ -294,8 +294,9 @@ def memory_budget(hardware: str | Hardware, model: str | Model, context_tokens: 
                   tp: int = 1) -> MemoryBudget:
     """Per-device weights + KV + decode activations against usable memory (vectorised).
 
-    Weights include every expert and the LM head (they must be resident even if a step
-    does not read them). Transient: one step's activations and fp32 logits per sequence.
+    Weights include every expert, the LM head and the input embedding table unless tied
+    (all must be resident even if a step does not read them; with ``tp`` devices each
+    holds its share). Transient: one step's activations and fp32 logits per sequence.
     """
     hw = get_hardware(hardware)
     m = require_transformer(get_model(model))
@@ -305,7 +306,8 @@ def memory_budget(hardware: str | Hardware, model: str | Model, context_tokens: 
     wb = bits_to_bytes(v.precision_bits("weight_bits", weight_bits))
     b, s = np.broadcast_arrays(np.asarray(b, dtype=float), np.asarray(s, dtype=float))
     all_experts = step_weight_params(m, np.asarray(1e9), t, include_lm_head=True)
-    weights = np.full_like(b, float(all_experts) * wb)
+    embedding = 0.0 if m.tied_embeddings else m.lm_head_params / t
+    weights = np.full_like(b, (float(all_experts) + embedding) * wb)
     kv = b * s * kv_bytes_per_token(m, kv_bits) * kv_fraction_per_device(m, t)
     ffn = m.moe_ffn_dim if m.is_moe else m.ffn_dim
     transient = b * ((4 * m.hidden + 2 * ffn / t) * 2.0 + m.vocab / t * 4.0)

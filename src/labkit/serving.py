@@ -1,0 +1,391 @@
+"""Capacity, serving plans and release guardrails.
+
+* :func:`state_capacity` -- how many live sessions (KV caches, or in-flight sensor windows
+  for CNNs) fit beside the weights. Out-of-memory is a flag with a reason, never a negative
+  count.
+* :func:`serving_plan` -- replicas and devices a track needs for its demand under one
+  precision / scheduler / replica shape, and the daily cost (USD for rented devices, energy
+  for owned ones) next to the track's default plan.
+* :func:`release_guardrails` -- memory, SLO, quality and cost checks, each with its measured
+  value and limit; ``binding`` names the first that fails.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from labkit import validation as v
+from labkit.batching import POLICIES, PolicyResult, simulate_policy, track_inputs
+from labkit.hardware import Hardware, get_hardware
+from labkit.kvcache import kv_bytes_per_token, kv_fraction_per_device, weight_bytes
+from labkit.models import Model, get_model
+from labkit.roofline import Derating
+from labkit.tracks import Track, get_track
+from labkit.units import SECONDS_PER_HOUR, bits_to_bytes
+
+GUARDRAILS = ("memory", "slo", "quality", "cost")
+
+
+# -- capacity ------------------------------------------------------------------------------
+
+def format_bytes(n: float) -> str:
+    """Decimal units, as stored: 1 kB = 1e3, 1 MB = 1e6, 1 GB = 1e9 bytes."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def resident_weight_bytes(model: str | Model, weight_bits: int = 16) -> float:
+    """Bytes of weights that must stay in device memory, at ``weight_bits``.
+
+    Transformers: decoder blocks + LM head (:func:`labkit.kvcache.weight_bytes` with
+    ``include_lm_head``) + the input embedding table (hidden x vocab) when it is not tied
+    to the LM head. CNNs: every parameter. Llama 3.1 70B at 16 bits: 68.45e9 block + 1.05e9
+    head + 1.05e9 embedding parameters = 141.1 GB (decimal), matching the published 70.6B.
+    """
+    m = get_model(model)
+    resident = weight_bytes(m, weight_bits, include_lm_head=True)
+    if m.is_transformer and not m.tied_embeddings:
+        resident += m.lm_head_params * bits_to_bytes(v.precision_bits("weight_bits",
+                                                                       weight_bits))
+    return resident
+
+
+@dataclass(frozen=True)
+class StateCapacity:
+    """Live sessions one replica holds beside its weights. Bytes are decimal, whole replica.
+
+    memory_bytes: usable memory for weights + state after the reserve (MCU: SRAM only).
+    weight_location: "memory", or "flash" on a microcontroller (weights execute from flash).
+    bytes_per_session: KV cache at ``context_tokens`` (x TP replication past the KV heads)
+    or the CNN's in-flight window + activations. free_bytes: memory left for sessions.
+    max_sessions: floor(free / per session), >= 0. oom: not even one session fits.
+    """
+
+    kind: str
+    devices: int
+    context_tokens: float | None
+    memory_bytes: float
+    weight_bytes: float
+    weight_location: str
+    weight_limit_bytes: float
+    bytes_per_session: float
+    free_bytes: float
+    max_sessions: int
+    oom: bool
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def state_capacity(hardware: str | Hardware, model: str | Model, context_tokens: object = None,
+                   weight_bits: int = 16, kv_bits: int = 16, devices_per_replica: int = 1,
+                   reserve_fraction: object = 0.0, *,
+                   state_bytes_per_request: object = None) -> StateCapacity:
+    """max_sessions = floor((devices x usable x (1 - reserve) - weights) / bytes per session).
+
+    Transformer session = kv_bytes_per_token x context x devices x kv_fraction_per_device:
+    tensor parallelism splits KV heads across devices, and past ``kv_heads`` devices each
+    head is replicated, so a session costs more in total. CNN session =
+    ``state_bytes_per_request`` (required). On a microcontroller (``flash_bytes`` known) the
+    weights sit in flash and only sessions use SRAM; the model fits only if both fit.
+    """
+    hw = get_hardware(hardware)
+    m = get_model(model)
+    d = v.positive_int("devices_per_replica", devices_per_replica)
+    reserve = float(v.fraction("reserve_fraction", reserve_fraction, allow_one=False))
+    weights = resident_weight_bytes(m, weight_bits)
+    memory = d * hw.usable_memory_bytes * (1.0 - reserve)
+    if m.is_transformer:
+        ctx = float(v.positive("context_tokens", context_tokens))
+        per_session = (kv_bytes_per_token(m, kv_bits) * ctx * d
+                       * kv_fraction_per_device(m, d))
+        kind, ctx_out = "kv-cache", ctx
+    else:
+        v.precision_bits("kv_bits", kv_bits)
+        if state_bytes_per_request is None:
+            raise ValueError("state_bytes_per_request must be given for a CNN (sensor window "
+                             "or frame + activations, bytes)")
+        per_session = float(v.positive("state_bytes_per_request", state_bytes_per_request))
+        kind, ctx_out = "window+activations", None
+    on_flash = hw.flash_bytes is not None and not m.is_transformer
+    if on_flash:
+        weight_limit = d * float(hw.flash_bytes)  # type: ignore[arg-type]
+        weights_fit = weights <= weight_limit
+        free = memory
+        location = "flash"
+    else:
+        weight_limit = memory
+        weights_fit = weights <= memory
+        free = max(0.0, memory - weights)
+        location = "memory"
+    sessions = math.floor(free / per_session) if weights_fit else 0
+    if not weights_fit:
+        reason = (f"OOM: weights ({format_bytes(weights)}) exceed {location} "
+                  f"({format_bytes(weight_limit)}) on {d} device(s)")
+        free = 0.0 if location == "memory" else free
+    elif sessions < 1:
+        reason = (f"OOM: weights fit, but one session ({format_bytes(per_session)}) exceeds "
+                  f"the {format_bytes(free)} left")
+    else:
+        where = "in SRAM, weights in flash" if on_flash else "beside the weights"
+        reason = (f"{sessions} session(s) of {format_bytes(per_session)} fit in "
+                  f"{format_bytes(free)} {where} ({format_bytes(weights)})")
+    return StateCapacity(
+        kind=kind, devices=d, context_tokens=ctx_out, memory_bytes=memory,
+        weight_bytes=weights, weight_location=location, weight_limit_bytes=weight_limit,
+        bytes_per_session=per_session, free_bytes=free, max_sessions=int(sessions),
+        oom=sessions < 1, reason=reason,
+    )
+
+
+def track_capacity(track: str | Track, *, context_tokens: object = None,
+                   weight_bits: int | None = None, kv_bits: int | None = None,
+                   devices_per_replica: int | None = None,
+                   reserve_fraction: object = None) -> StateCapacity:
+    """:func:`state_capacity` with every default taken from the track."""
+    tr = get_track(track)
+    return state_capacity(
+        tr.hardware_id, tr.model_id,
+        context_tokens=tr.context_tokens if context_tokens is None else context_tokens,
+        weight_bits=tr.weight_bits if weight_bits is None else weight_bits,
+        kv_bits=tr.kv_bits if kv_bits is None else kv_bits,
+        devices_per_replica=(tr.devices_per_replica if devices_per_replica is None
+                             else devices_per_replica),
+        reserve_fraction=(tr.memory_reserve_fraction if reserve_fraction is None
+                          else reserve_fraction),
+        state_bytes_per_request=None if tr.is_transformer else tr.state_bytes_per_request,
+    )
+
+
+# -- serving plan --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ServingPlan:
+    """Replicas, devices and daily cost of serving a track's demand one way.
+
+    daily_cost / baseline_daily_cost / cost_per_event are in ``cost_unit`` (per day, per
+    request); None when the plan is infeasible (OOM). Rented devices cost
+    devices x price x active hours; owned devices cost their busy energy,
+    devices x power x utilisation x active seconds. ``policy_result`` is the simulated
+    scheduler at the per-replica arrival rate (None when OOM).
+    """
+
+    track_id: str
+    policy: str
+    weight_bits: int
+    kv_bits: int
+    devices_per_replica: int
+    batch_size: int
+    context_tokens: float | None
+    demand_rate_per_s: float
+    cost_unit: str
+    feasible: bool
+    reason: str
+    capacity: StateCapacity
+    replica_capacity_requests_per_s: float
+    replicas: int
+    total_devices: int
+    exceeds_max_replicas: bool
+    replica_arrival_rate_per_s: float
+    utilisation: float
+    policy_result: PolicyResult | None
+    daily_cost: float | None
+    cost_per_event: float | None
+    baseline_daily_cost: float | None
+    cost_ratio_vs_baseline: float | None
+
+    def as_dict(self) -> dict[str, object]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__
+               if k not in ("capacity", "policy_result")}
+        out["capacity"] = self.capacity.as_dict()
+        out["policy_result"] = None if self.policy_result is None else self.policy_result.as_dict()
+        return out
+
+
+def _daily_cost(tr: Track, devices: int, utilisation: float) -> float:
+    """USD: devices x price/h x active hours. Energy: devices x W x busy s / J per unit."""
+    if tr.cost_unit == "USD":
+        return devices * float(tr.price_per_device_hour) * tr.active_hours_per_day  # type: ignore[arg-type]
+    busy_s = min(1.0, utilisation) * tr.active_hours_per_day * SECONDS_PER_HOUR
+    return devices * float(tr.power_w) * busy_s / float(tr.joules_per_cost_unit)  # type: ignore[arg-type]
+
+
+def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
+                 weight_bits: int | None = None, kv_bits: int | None = None,
+                 policy: str | None = None, devices_per_replica: int | None = None,
+                 batch_size: int | None = None, context_tokens: object = None,
+                 output_tokens_cv: object = None, max_utilisation: object = None,
+                 mode: str | Derating = "achievable", n_requests: int = 1000,
+                 seed: int = 0, with_baseline: bool = True) -> ServingPlan:
+    """Size a plan: replicas = ceil(demand / (max_utilisation x replica capacity)).
+
+    Replica capacity (requests/s) is the policy's saturated throughput with
+    min(batch_size, max_sessions) slots -- the KV/state capacity caps the batch. Owned
+    devices cannot scale past ``track.max_replicas``: the excess load stays on them and the
+    simulated scheduler shows the consequence. The baseline is the track's default plan at
+    the same demand (skipped, and None, with ``with_baseline=False``).
+    """
+    tr = get_track(track)
+    demand = float(v.positive("demand_rate_per_s", tr.demand_rate_per_s
+                              if demand_rate_per_s is None else demand_rate_per_s))
+    wb = v.precision_bits("weight_bits", tr.weight_bits if weight_bits is None else weight_bits)
+    kb = v.precision_bits("kv_bits", tr.kv_bits if kv_bits is None else kv_bits)
+    pol = v.choice("policy", tr.default_policy if policy is None else policy, POLICIES)
+    dev = v.positive_int("devices_per_replica", tr.devices_per_replica
+                         if devices_per_replica is None else devices_per_replica)
+    bsz = v.positive_int("batch_size", tr.batch_size if batch_size is None else batch_size)
+    umax = float(v.fraction("max_utilisation", tr.max_utilisation
+                            if max_utilisation is None else max_utilisation, allow_zero=False))
+    cap = track_capacity(tr, context_tokens=context_tokens, weight_bits=wb, kv_bits=kb,
+                         devices_per_replica=dev)
+    baseline = None
+    if with_baseline:
+        base = serving_plan(tr, demand_rate_per_s=demand, mode=mode, n_requests=n_requests,
+                            seed=seed, with_baseline=False)
+        baseline = base.daily_cost
+    common = {"track_id": tr.id, "policy": pol, "weight_bits": wb, "kv_bits": kb,
+              "devices_per_replica": dev, "context_tokens": cap.context_tokens,
+              "demand_rate_per_s": demand, "cost_unit": tr.cost_unit, "capacity": cap,
+              "baseline_daily_cost": baseline}
+    if cap.oom:
+        return ServingPlan(
+            **common, batch_size=0, feasible=False, reason=cap.reason,  # type: ignore[arg-type]
+            replica_capacity_requests_per_s=0.0, replicas=0, total_devices=0,
+            exceeds_max_replicas=False, replica_arrival_rate_per_s=0.0, utilisation=0.0,
+            policy_result=None, daily_cost=None, cost_per_event=None,
+            cost_ratio_vs_baseline=None)
+    slots = min(bsz, cap.max_sessions)
+    kw = track_inputs(tr, batch_size=slots, weight_bits=wb, kv_bits=kb,
+                      devices_per_replica=dev, mode=mode)
+    if output_tokens_cv is not None and tr.is_transformer:
+        kw["cv"] = output_tokens_cv
+    probe = simulate_policy(pol, arrival_rate_per_s=demand, n_requests=n_requests, seed=seed,
+                            **kw)  # type: ignore[arg-type]
+    per_replica = probe.capacity_requests_per_s
+    replicas = max(1, math.ceil(demand / (umax * per_replica) - 1e-12))
+    exceeds = tr.max_replicas is not None and replicas > tr.max_replicas
+    if exceeds:
+        replicas = int(tr.max_replicas)  # type: ignore[arg-type]
+    rate = demand / replicas
+    result = simulate_policy(pol, arrival_rate_per_s=rate, n_requests=n_requests, seed=seed,
+                             **kw)  # type: ignore[arg-type]
+    utilisation = rate / per_replica
+    daily = _daily_cost(tr, replicas * dev, utilisation)
+    events = demand * tr.active_hours_per_day * SECONDS_PER_HOUR
+    ratio = None if not baseline else daily / baseline
+    reason = (f"{replicas} replica(s) of {dev} device(s), {slots} slot(s) each, at "
+              f"utilisation {utilisation:.3g}")
+    if exceeds:
+        reason += f"; demand needs more than the {tr.max_replicas} device(s) available"
+    return ServingPlan(
+        **common, batch_size=slots, feasible=True, reason=reason,  # type: ignore[arg-type]
+        replica_capacity_requests_per_s=per_replica, replicas=replicas,
+        total_devices=replicas * dev, exceeds_max_replicas=exceeds,
+        replica_arrival_rate_per_s=rate, utilisation=utilisation, policy_result=result,
+        daily_cost=daily, cost_per_event=daily / events, cost_ratio_vs_baseline=ratio,
+    )
+
+
+# -- release guardrails --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GuardrailCheck:
+    """One release check: ``value`` measured against ``limit`` (None when not evaluable)."""
+
+    name: str
+    passed: bool
+    value: float | None
+    limit: float
+    unit: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class GuardrailReport:
+    """All four checks in order (memory, slo, quality, cost); ``binding`` = first failure."""
+
+    checks: tuple[GuardrailCheck, ...]
+    passed: bool
+    binding: str | None
+    reason: str
+    plan: ServingPlan
+
+    def check(self, name: str) -> GuardrailCheck:
+        return {c.name: c for c in self.checks}[v.choice("name", name, GUARDRAILS)]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"passed": self.passed, "binding": self.binding, "reason": self.reason,
+                "checks": [asdict(c) for c in self.checks], "plan": self.plan.as_dict()}
+
+
+def quality_loss(track: str | Track, weight_bits: int) -> float:
+    """Estimated quality loss (% points) of the track's model at ``weight_bits``."""
+    tr = get_track(track)
+    bits = v.precision_bits("weight_bits", weight_bits)
+    return float(tr.quality_loss_pct[bits])
+
+
+def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
+                       **plan_kwargs: object) -> GuardrailReport:
+    """Check a plan (or ``serving_plan(track, **plan_kwargs)``) against the track's limits.
+
+    memory: weights + one session fit (value = bytes needed in the binding memory);
+    slo: the simulated governed latency at the track's quantile (and TTFT) within the SLO;
+    quality: estimated loss at the weight precision within the limit, KV at or above
+    ``min_kv_bits`` (transformers); cost: daily cost within ``daily_budget``.
+    """
+    tr = get_track(track)
+    p = plan if plan is not None else serving_plan(tr, **plan_kwargs)  # type: ignore[arg-type]
+    cap = p.capacity
+    needed = cap.bytes_per_session + (cap.weight_bytes if cap.weight_location == "memory"
+                                      else 0.0)
+    mem_detail = cap.reason
+    if cap.weight_location == "flash":
+        mem_detail += (f"; weights {cap.weight_bytes:,.0f} B in flash of "
+                       f"{cap.weight_limit_bytes:,.0f} B")
+    checks = [GuardrailCheck("memory", not cap.oom, needed, cap.memory_bytes, "bytes",
+                             mem_detail)]
+
+    r = p.policy_result
+    q_name = "max" if tr.slo_quantile >= 1.0 else f"p{tr.slo_quantile * 100:g}"
+    metric = "TPOT" if tr.slo_kind == "tpot" else "latency"
+    if r is None:
+        checks.append(GuardrailCheck("slo", False, None, tr.slo_s, "s",
+                                     "not evaluated: the plan does not fit in memory"))
+    else:
+        detail = f"{q_name} {metric} {r.slo_value_s * 1e3:.3g} ms vs {tr.slo_s * 1e3:.3g} ms"
+        if tr.ttft_slo_s is not None:
+            detail += f"; p99 TTFT {r.ttft_p99_s:.3g} s vs {tr.ttft_slo_s:.3g} s"
+        if not r.stable:
+            detail += "; the replica is overloaded (queue grows)"
+        checks.append(GuardrailCheck("slo", r.slo_met, r.slo_value_s, tr.slo_s, "s", detail))
+
+    loss = quality_loss(tr, p.weight_bits)
+    kv_ok = not tr.is_transformer or p.kv_bits >= tr.min_kv_bits
+    q_detail = (f"{p.weight_bits}-bit weights: est. {loss:g} points lost vs "
+                f"{tr.max_quality_loss_pct:g} allowed (floor {tr.min_weight_bits} bits)")
+    if not kv_ok:
+        q_detail += f"; {p.kv_bits}-bit KV is below the {tr.min_kv_bits}-bit floor"
+    checks.append(GuardrailCheck("quality", loss <= tr.max_quality_loss_pct and kv_ok, loss,
+                                 tr.max_quality_loss_pct, "% points", q_detail))
+
+    if p.daily_cost is None:
+        checks.append(GuardrailCheck("cost", False, None, tr.daily_budget,
+                                     f"{tr.cost_unit}/day", "not evaluated: infeasible plan"))
+    else:
+        checks.append(GuardrailCheck(
+            "cost", p.daily_cost <= tr.daily_budget, p.daily_cost, tr.daily_budget,
+            f"{tr.cost_unit}/day",
+            f"{p.daily_cost:,.4g} {tr.cost_unit}/day vs budget {tr.daily_budget:,.4g}"))
+
+    failed = [c for c in checks if not c.passed]
+    binding = failed[0].name if failed else None
+    if binding is None:
+        reason = "all guardrails pass: " + p.reason
+    else:
+        reason = f"{binding} binds: {failed[0].detail}"
+    return GuardrailReport(tuple(checks), not failed, binding, reason, p)
