@@ -93,6 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=("hardware", "models", "tracks"))
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("course", help="instructor tools: build the notebooks")
+    course = p.add_subparsers(dest="course_command", required=True, parser_class=_Parser)
+    b = course.add_parser("build", help="regenerate source/ and release/ (nbgrader)")
+    b.add_argument("--check", action="store_true",
+                   help="rebuild in a scratch copy and fail if anything committed is stale")
+    b.add_argument("--root", default=None, help="course repository root (default: search up)")
+
     p = sub.add_parser("summary", help="track summaries and the paper's roofline figures")
     p.add_argument("--json", action="store_true")
     return parser
@@ -257,9 +264,30 @@ def _cmd_summary(a: argparse.Namespace) -> None:
               f"KV {pt['kv']:.1f})  {row['regime']}")
 
 
+def _cmd_course(a: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from labkit.course.build import build, find_root, stale_files
+
+    root = find_root(Path(a.root) if a.root else None)
+    if a.check:
+        problems = stale_files(root)
+        if problems:
+            print("labkit course build --check: generated notebooks are stale:")
+            for line in problems:
+                print(f"  {line}")
+            print("run `labkit course build` and commit the result")
+            raise SystemExit(1)
+        print("labkit course build --check: source/ and release/ are up to date")
+        return
+    for a_ in build(root):
+        print(f"built source/{a_.name} and release/{a_.name}")
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {
     "roofline": _cmd_roofline, "size": _cmd_size, "economy": _cmd_economy,
     "parallelism": _cmd_parallelism, "list": _cmd_list, "summary": _cmd_summary,
+    "course": _cmd_course,
 }
 
 

@@ -63,7 +63,9 @@ class Track:
 
     cost_unit: "USD" (rented devices) or "mWh"/"Wh" (energy on owned devices).
     setup_cost / cost_per_event / daily_budget: in ``cost_unit`` (per request or inference;
-    per day). demand_rate_per_s: requests (or inferences) per second while active, for the
+    per day). min_demand_rate_per_s: the lowest rate a release may serve (duty cycling or
+    routing the rest elsewhere); equal to the demand where every request must be served.
+    demand_rate_per_s: requests (or inferences) per second while active, for the
     whole product; ``active_hours_per_day`` of that per day.
     slo_kind: "tpot" (slo_s = p99 time per output token, s) or "deadline" (slo_s = latency
     per inference, s, checked at quantile ``slo_quantile``; 1.0 = a hard deadline).
@@ -85,6 +87,7 @@ class Track:
     cost_per_event: float
     daily_budget: float
     demand_rate_per_s: float
+    min_demand_rate_per_s: float
     active_hours_per_day: float
     horizon_days: int
     slo_kind: str
@@ -259,7 +262,8 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
         guardrail_metrics=("p99 TPOT <= 50 ms", "p99 TTFT <= 1 s", "KV fits beside weights",
                            "quality loss <= 1 point", "fleet cost <= budget per day"),
         cost_unit="USD", setup_cost=250_000.0, daily_budget=18_000.0,
-        demand_rate_per_s=100.0, active_hours_per_day=24.0, horizon_days=365,
+        demand_rate_per_s=100.0, min_demand_rate_per_s=100.0,
+        active_hours_per_day=24.0, horizon_days=365,
         slo_kind="tpot", slo_s=0.050, slo_quantile=0.99, ttft_slo_s=1.0,
         prompt_tokens=3584, output_tokens=512, output_tokens_cv=1.0,
         sensor_window=None, window_bytes=0.0,
@@ -291,6 +295,7 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
             "cost_per_event": _DERIVED_COST,
             "daily_budget": "assumption: finance caps the serving fleet at USD 18,000 per day "
                             "(about 250 H100s at USD 2.99/h)",
+            "min_demand_rate_per_s": "every chat request must be served by the fleet",
             "demand_rate_per_s": "assumption: 8.64 million requests per day for a mid-size "
                                  "assistant product (100 requests/s average)",
             "active_hours_per_day": "served around the clock",
@@ -345,7 +350,8 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
         guardrail_metrics=("p99 TPOT <= 50 ms", "p99 TTFT <= 1 s", "fits in app memory",
                            "quality loss <= 3 points", "energy <= 5% of battery per day"),
         cost_unit="mWh", setup_cost=phone_setup_mwh(), daily_budget=633.5,
-        demand_rate_per_s=30 / 86_400, active_hours_per_day=24.0, horizon_days=365,
+        demand_rate_per_s=30 / 86_400, min_demand_rate_per_s=30 / 86_400,
+        active_hours_per_day=24.0, horizon_days=365,
         slo_kind="tpot", slo_s=0.050, slo_quantile=0.99, ttft_slo_s=1.0,
         prompt_tokens=1024, output_tokens=256, output_tokens_cv=0.8,
         sensor_window=None, window_bytes=0.0,
@@ -377,6 +383,7 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
             "daily_budget": "derived: 5% of an iPhone 15 Pro battery per day; 3,274 mAh x "
                             "3.87 V = 12,670 mWh (Apple regulatory filing capacity, nominal "
                             "voltage) x 5% = 633.5 mWh",
+            "min_demand_rate_per_s": "every on-device request is served on the phone",
             "demand_rate_per_s": "assumption: 30 requests per user per day, spread over 24 h",
             "active_hours_per_day": "rate already averaged over the day",
             "horizon_days": "one year of ownership",
@@ -422,7 +429,8 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
                            "windows in SRAM", "accuracy loss <= 1 point",
                            "energy <= 8 mWh per day"),
         cost_unit="mWh", setup_cost=ring_setup_mwh(), daily_budget=8.0,
-        demand_rate_per_s=1.0, active_hours_per_day=24.0, horizon_days=365,
+        demand_rate_per_s=1.0, min_demand_rate_per_s=0.25,
+        active_hours_per_day=24.0, horizon_days=365,
         slo_kind="deadline", slo_s=0.200, slo_quantile=0.99, ttft_slo_s=None,
         prompt_tokens=None, output_tokens=None, output_tokens_cv=0.0,
         sensor_window="1 s of 16 kHz 16-bit microphone audio (32,000 bytes) -> 49x10 "
@@ -458,6 +466,8 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
             "daily_budget": "derived: about 77 mWh battery (20 mAh x 3.85 V, estimate for a "
                             "ring-sized Li-ion cell) over a 4-day life = 19 mWh/day, of "
                             "which the spotter may take 8 mWh (assumption)",
+            "min_demand_rate_per_s": ("product assumption: a wake word said twice is caught "
+                                      "when one window in four is processed (duty cycling)"),
             "demand_rate_per_s": "one 1 s window per second, listening continuously",
             "output_tokens_cv": "single-step workload: every inference is one pass",
             "active_hours_per_day": "always listening, 24 h a day",
@@ -499,7 +509,8 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
         guardrail_metrics=("max latency <= 20 ms (hard deadline)", "fits in SoC memory",
                            "mAP loss <= 1 point", "perception energy <= 300 Wh per day"),
         cost_unit="Wh", setup_cost=60_000.0, daily_budget=300.0,
-        demand_rate_per_s=240.0, active_hours_per_day=20.0, horizon_days=365,
+        demand_rate_per_s=240.0, min_demand_rate_per_s=240.0,
+        active_hours_per_day=20.0, horizon_days=365,
         slo_kind="deadline", slo_s=0.020, slo_quantile=1.0, ttft_slo_s=None,
         prompt_tokens=None, output_tokens=None, output_tokens_cv=0.0,
         sensor_window="one 640x640 RGB camera frame (1,228,800 bytes) from each of 8 "
@@ -534,6 +545,7 @@ TRACKS: Mapping[str, Track] = MappingProxyType({t.id: t for t in (
             "cost_per_event": _DERIVED_ENERGY.format(unit="Wh (3,600 J)"),
             "daily_budget": "derived: perception may use 25% of the Orin's energy over an "
                             "active day, 0.25 x 60 W x 20 h = 300 Wh",
+            "min_demand_rate_per_s": "safety: every camera frame must be processed",
             "demand_rate_per_s": "derived: 8 cameras x 30 frames/s = 240 inferences/s",
             "output_tokens_cv": "single-step workload: every inference is one pass",
             "active_hours_per_day": "assumption: a robotaxi drives 20 h a day",

@@ -1,0 +1,25 @@
+"""nbgrader configuration for the labkit course.
+
+Used by ``labkit course ...`` and by instructors running ``nbgrader`` from the repository
+root (the root ``nbgrader_config.py`` loads this file). The course root is the repository:
+``source/`` and ``release/`` sit at its top level.
+"""
+
+from pathlib import Path
+
+c = get_config()  # noqa: F821 -- provided by traitlets when nbgrader loads this file
+
+c.CourseDirectory.root = str(Path(__file__).resolve().parent.parent)
+c.CourseDirectory.course_id = "labkit"
+
+# Unanswered exercises must fail only their own tests: the stub is a comment, not
+# ``raise NotImplementedError()``, so a blank notebook runs top to bottom.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# Files the student's widgets write beside the notebook are graded evidence: never let a
+# source copy replace them during autograde.
+c.Autograde.exclude_overwriting = {}
+
+c.ExecutePreprocessor.timeout = 120
+c.Execute.timeout = 120

@@ -1,0 +1,66 @@
+"""Checks used by the test cells of the graded notebooks.
+
+Every failure raises ``AssertionError`` with a message written for the student: what was
+checked, what was found, and which part of the lab to revisit. Nothing here knows an
+answer: expected values are computed in the (hidden) test cells themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Real
+
+
+def _fail(part: str, checked: str, found: str, revisit: str) -> AssertionError:
+    return AssertionError(f"Part {part}: {checked} -- {found}. Revisit: {revisit}")
+
+
+def expect_committed(widget: object, part: str, what: str = "prediction") -> None:
+    """Completion credit: the prediction/checkpoint widget holds a committed answer.
+
+    The answer lives in ``labkit_answers.json`` beside the notebook, so it survives
+    saving, nbgrader's collect and autograde's fresh re-execution.
+    """
+    if not getattr(widget, "committed", False):
+        raise _fail(part, f"we looked for your committed {what}", "none was found in "
+                    "labkit_answers.json", f"the Part {part} {what} cell: choose an answer "
+                    "and press Commit, then save the notebook")
+
+
+def expect_number(name: str, value: object, part: str, *, positive: bool = True) -> float:
+    """Visible self-check: ``value`` is a finite (positive) number, not None."""
+    if value is None:
+        raise _fail(part, f"`{name}` must hold your answer", "it is still None",
+                    f"the Part {part} exercise cell")
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise _fail(part, f"`{name}` must be a finite number", f"it is {value!r}",
+                    f"the Part {part} exercise cell")
+    if positive and value <= 0:
+        raise _fail(part, f"`{name}` must be positive", f"it is {value!r}",
+                    f"the Part {part} exercise cell")
+    return float(value)
+
+
+def expect_close(name: str, value: object, expected: float, part: str, *, rel: float,
+                 revisit: str) -> None:
+    """Hidden check: ``value`` within ``rel`` (relative) of ``expected``."""
+    got = expect_number(name, value, part, positive=False)
+    if not math.isclose(got, expected, rel_tol=rel, abs_tol=1e-12):
+        direction = "too high" if got > expected else "too low"
+        raise _fail(part, f"we recomputed `{name}` from the track's numbers (tolerance "
+                    f"{rel:.0%})", f"yours is {direction}", revisit)
+
+
+def expect_true(condition: bool, part: str, checked: str, found: str, revisit: str) -> None:
+    """Hidden check of a property (e.g. a plan passes every guardrail)."""
+    if not condition:
+        raise _fail(part, checked, found, revisit)
+
+
+def expect_choice(name: str, value: object, options: Iterable[object], part: str) -> None:
+    """Visible self-check: ``value`` is one of ``options``."""
+    allowed = tuple(options)
+    if value not in allowed:
+        raise _fail(part, f"`{name}` must be one of {', '.join(map(repr, allowed))}",
+                    f"it is {value!r}", f"the Part {part} exercise cell")

@@ -1,0 +1,408 @@
+"""Lab 1 parts for every track: no dead knobs, the memory wall, gated reveals, report, ledger."""
+
+from __future__ import annotations
+
+import ast
+import base64
+import json
+import re
+from pathlib import Path
+
+import bqplot as bq
+import ipywidgets as ipw
+import numpy as np
+import pytest
+
+import labkit.labs.inference_economy as ie
+from labkit import widgets as lw
+from labkit.answers import AnswerStore, read_ledger
+from labkit.labs.inference_economy import Lab, answer_key
+from labkit.models import get_model
+from labkit.tracks import PARTS, TRACKS
+
+TRACK_IDS = list(TRACKS)
+
+# The computed answers at each track's defaults (a regression pin on the lesson design).
+EXPECTED = {
+    "cloud_fleet": {"A": "weeks", "B": "many", "C": "continuous", "D": "slo"},
+    "iphone": {"A": "days", "B": "modest", "C": "none", "D": "memory"},
+    "oura_ring": {"A": "days", "B": "few", "C": "none", "D": "cost"},
+    "robotaxi": {"A": "never", "B": "many", "C": "dynamic", "D": "none"},
+}
+# Whether Part B's controls can push weights + one session past memory.
+OOM_REACHABLE = {"cloud_fleet": True, "iphone": True, "oura_ring": True, "robotaxi": False}
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger" / "ledger.json"))
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def make_lab(workdir):
+    def make(track: str, **kw: object) -> Lab:
+        return Lab(track, store=AnswerStore(workdir / "labkit_answers.json"), **kw)
+    return make
+
+
+def _freeze(v: object) -> str:
+    if isinstance(v, np.ndarray | list | tuple):
+        return json.dumps(np.asarray(v).tolist())
+    return repr(v)
+
+
+def observable(part: ie.Part) -> dict[str, str]:
+    """What a student can see move: mark data, scale domains, shown numbers, callouts."""
+    snap: dict[str, str] = {}
+    for fname, fig in part.figures.items():
+        for i, m in enumerate(fig.marks):
+            for t in ("x", "y", "visible", "colors"):
+                snap[f"{fname}.mark{i}.{t}"] = _freeze(getattr(m, t))
+            for k, sc in m.scales.items():
+                snap[f"{fname}.mark{i}.scale.{k}"] = repr((getattr(sc, "min", None),
+                                                          getattr(sc, "max", None)))
+    snap["readout"] = part.readout.value
+    snap["details"] = part.details.value
+    for name, c in part.callouts.items():
+        snap[f"callout.{name}"] = repr((c.active, c.value))
+    return snap
+
+
+def valid_values(ctl: ipw.ValueWidget) -> list[object]:
+    opts = getattr(ctl, "options", None)
+    if opts:
+        return [v for _, v in opts]
+    lo, hi = ctl.min, ctl.max
+    if isinstance(ctl, ipw.FloatLogSlider):
+        return [ctl.base ** lo, ctl.base ** ((lo + hi) / 2), ctl.base ** hi]
+    if isinstance(ctl, ipw.IntSlider):
+        return sorted({lo, (lo + hi) // 2, hi})
+    return [lo, (lo + hi) / 2, hi]
+
+
+# -- structure ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_lab_builds_every_part_with_the_api(make_lab, track):
+    lab = make_lab(track)
+    header = lab.header()
+    tr = TRACKS[track]
+    assert isinstance(header, ipw.HTML)
+    for text in (tr.label, tr.stakeholder.name, tr.stakeholder.role, "minutes"):
+        assert lw.esc(text) in header.value
+    for letter in PARTS:
+        part = lab.part(letter)
+        assert lab.part(letter.lower()) is part  # cached
+        assert isinstance(part.predict, lw.Prediction)
+        assert isinstance(part.checkpoint, lw.Checkpoint)
+        assert isinstance(part.explore, ipw.VBox)
+        assert isinstance(part.reveal, ipw.Widget) and isinstance(part.math, lw.MathPeek)
+        assert part.controls and part.figures and part.callouts
+        assert all(isinstance(f, bq.Figure) for f in part.figures.values())
+        assert all(isinstance(c, lw.Callout) for c in part.callouts.values())
+        assert all(isinstance(c, ipw.ValueWidget) for c in part.controls.values())
+        banner = part.banner().value
+        assert lw.esc(tr.label) in banner and lw.esc(ie.PART_TITLES[letter]) in banner
+        assert lw.esc(tr.narrative.hooks[letter]) in banner
+        assert part.predict.key == answer_key(track, letter, "prediction")
+        assert part.math.body  # formulas with the current numbers
+        for fig in part.figures.values():
+            assert all(ax.label for ax in fig.axes)
+    with pytest.raises(ValueError):
+        lab.part("E")
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_computed_answers_at_the_defaults(make_lab, track):
+    lab = make_lab(track)
+    assert {p: lab.part(p).expected for p in PARTS} == EXPECTED[track]
+    for p in PARTS:
+        part = lab.part(p)
+        assert part.expected in part.predict.options
+        assert part.checkpoint_expected in part.checkpoint.options
+
+
+def test_the_lab_code_never_names_a_track_id():
+    """Differences between tracks come from track data only (docstrings may give examples)."""
+    tree = ast.parse(Path(ie.__file__).read_text())
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
+                  and n.body and isinstance(n.body[0], ast.Expr)
+                  and isinstance(n.body[0].value, ast.Constant)}
+    literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                and isinstance(n.value, str) and id(n) not in docstrings]
+    for tid in TRACKS:
+        assert not [t for t in literals if tid in t], f"track id {tid!r} in the lab code"
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_controls_keep_invalid_states_unreachable(make_lab, track):
+    lab = make_lab(track)
+    tr = TRACKS[track]
+    for letter in PARTS:
+        for name, ctl in lab.part(letter).controls.items():
+            if "bits" in name:
+                assert {v for _, v in ctl.options} <= set(lw.PRECISIONS)
+            if name == "devices":
+                assert ctl.min == 1 and ctl.max > 1
+            if name == "context":
+                assert max(v for _, v in ctl.options) <= get_model(tr.model_id).max_context
+            if name == "output_tokens":
+                assert tr.prompt_tokens + ctl.max <= get_model(tr.model_id).max_context
+            if name == "batch":
+                cap = lab.part("B").default_cap.max_sessions
+                assert ctl.min >= 1 and ctl.max <= max(cap, tr.batch_size)
+
+
+# -- no dead knobs --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("letter", PARTS)
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_every_control_changes_something_observable(make_lab, track, letter):
+    part = make_lab(track).part(letter)
+    part.predict.commit(part.expected)
+    for name, ctl in part.controls.items():
+        default = ctl.value
+        moved = 0
+        for v in valid_values(ctl):
+            before = observable(part)
+            old = ctl.value
+            ctl.value = v
+            if ctl.value == old:
+                continue
+            moved += 1
+            after = observable(part)
+            changed = [k for k in before if before[k] != after[k]]
+            assert changed, f"{track} part {letter}: {name} {old!r} -> {v!r} changed nothing"
+        assert moved, f"{track} part {letter}: control {name} could not be moved"
+        ctl.value = default
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_charts_use_fixed_or_explicit_domains(make_lab, track):
+    lab = make_lab(track)
+    for letter in PARTS:
+        for fig in lab.part(letter).figures.values():
+            for ax in fig.axes:
+                sc = ax.scale
+                if isinstance(sc, bq.OrdinalScale):
+                    continue
+                assert sc.min is not None and sc.max is not None and sc.min < sc.max
+
+
+# -- the memory wall -----------------------------------------------------------------------
+
+def _push_memory(part: ie.Part) -> None:
+    for name, ctl in part.controls.items():
+        if name == "devices":
+            ctl.value = ctl.min
+        elif getattr(ctl, "options", None):
+            ctl.value = max(v for _, v in ctl.options)
+        else:
+            ctl.value = ctl.max
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_part_b_memory_wall_is_a_failure_callout(make_lab, track):
+    part = make_lab(track).part("B")
+    assert not part.callouts["oom"].active and not part.results["oom"]  # defaults fit
+    _push_memory(part)
+    r = part.results
+    assert r["max_sessions"] >= 0
+    if OOM_REACHABLE[track]:
+        oom = part.callouts["oom"]
+        assert r["oom"] and r["max_sessions"] == 0
+        assert oom.active and oom.kind == "danger" and "FAILURE" in oom.value
+        assert "Out of memory" in oom.title
+        assert not part.callouts["boundary"].active
+        assert "OOM" in part.readout.value
+    else:  # the robotaxi's 24 GB never runs out: memory is not its wall
+        assert not r["oom"] and part.callouts["boundary"].active
+        assert not part.callouts["oom"].active
+
+
+def test_part_b_cloud_one_gpu_at_16_bit_does_not_fit(make_lab):
+    part = make_lab("cloud_fleet").part("B")
+    part.controls["devices"].value = 1
+    assert part.results["oom"] and part.callouts["oom"].active
+    assert "weights" in part.callouts["oom"].detail
+    part.controls["weight_bits"].value = 4
+    assert not part.results["oom"] and not part.callouts["oom"].active
+
+
+def test_part_d_oom_candidate_fails_memory_not_a_number(make_lab):
+    part = make_lab("iphone").part("D")
+    part.controls["weight_bits"].value = 16
+    assert part.results["binding"] == "memory" and part.callouts["memory"].active
+    assert part.results["daily_cost"] is None and not part.callouts["boundary"].active
+    part.controls["weight_bits"].value = 4
+    assert part.results["passed"] and part.callouts["boundary"].active
+
+
+def test_failure_and_boundary_callouts_differ(make_lab):
+    part = make_lab("oura_ring").part("A")  # 17 mWh/day against an 8 mWh budget
+    assert part.callouts["budget"].active and not part.callouts["boundary"].active
+    part.controls["demand"].value = part.controls["demand"].base ** part.controls["demand"].min
+    assert not part.callouts["budget"].active and part.callouts["boundary"].active
+    assert "FAILURE" not in part.callouts["boundary"].value
+
+
+# -- predictions and reveals ---------------------------------------------------------------
+
+@pytest.mark.parametrize("letter", PARTS)
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_reveal_is_empty_before_commit_and_compares_after(make_lab, track, letter):
+    part = make_lab(track).part(letter)
+    gate = part.explore.children[0]
+    assert not part.predict.committed
+    assert not part.reveal.revealed and part._reveal_html.value == ""
+    assert part._reveal_html not in part.reveal.children
+    assert not gate.revealed  # controls and charts wait for the prediction too
+    part.predict.commit(part.expected)
+    assert part.reveal.revealed and gate.revealed
+    html = part._reveal_html.value
+    assert "You predicted" in html and "matches" in html
+    assert lw.esc(part.predict.label_for(part.expected)) in html or \
+        part.predict.label_for(part.expected) in html
+
+
+def test_wrong_prediction_is_shown_as_differing_and_revision_beside_it(make_lab):
+    part = make_lab("cloud_fleet").part("A")
+    part.predict.commit("never")
+    assert "differs" in part._reveal_html.value
+    part.predict.revise()
+    part.predict.commit("weeks")
+    html = part._reveal_html.value
+    assert "revised to" in html and "matches" in html
+    st = part.state()
+    assert st["prediction"]["first_correct"] is False
+    assert st["prediction"]["current_correct"] is True
+
+
+def test_reveal_updates_live_as_controls_move(make_lab):
+    part = make_lab("cloud_fleet").part("A")
+    part.predict.commit("weeks")
+    before = part._reveal_html.value
+    part.controls["demand"].value = part.controls["demand"].base ** part.controls["demand"].max
+    assert part._reveal_html.value != before
+    assert "days" in part._reveal_html.value
+
+
+def test_explore_ungated_option(make_lab):
+    part = make_lab("iphone", gate_explore=False).part("B")
+    assert not part.predict.committed
+    assert isinstance(part.explore.children[0], ipw.VBox)
+    assert not isinstance(part.explore.children[0], lw.RevealGate)
+    assert not part.reveal.revealed
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_reopened_lab_restores_answers_locked_and_revealed(make_lab, workdir, track):
+    lab = make_lab(track)
+    for letter in PARTS:
+        lab.part(letter).predict.commit(lab.part(letter).expected)
+        lab.part(letter).checkpoint.commit(lab.part(letter).checkpoint_expected)
+    fresh = Lab(track, store=AnswerStore(workdir / "labkit_answers.json"))  # autograde
+    for letter in PARTS:
+        part = fresh.part(letter)
+        assert part.predict.committed and part.predict.locked
+        assert part.checkpoint.committed and part.checkpoint.locked
+        assert part.reveal.revealed and "You predicted" in part._reveal_html.value
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_state_is_json_serialisable(make_lab, track):
+    lab = make_lab(track)
+    for letter in PARTS:
+        part = lab.part(letter)
+        st = json.loads(json.dumps(part.state()))
+        assert st["part"] == letter and st["settings"] == part.settings()
+        assert st["prediction"]["entry"] is None and st["prediction"]["expected"] == part.expected
+        part.predict.commit(part.expected)
+        st = json.loads(json.dumps(part.state()))
+        assert st["prediction"]["entry"]["first"] == part.expected
+        assert st["results"]
+
+
+# -- report, synthesis, ledger -------------------------------------------------------------
+
+def _data_uri_text(html: str, mime: str) -> str:
+    m = re.search(rf"data:{re.escape(mime)};charset=utf-8;base64,([A-Za-z0-9+/=]+)", html)
+    assert m, f"no {mime} data URI"
+    return base64.b64decode(m.group(1)).decode("utf-8")
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_report_and_synthesis_write_files_and_the_ledger(make_lab, workdir, track):
+    lab = make_lab(track)
+    for p in lab.parts():
+        p.predict.commit(p.expected)
+        p.checkpoint.commit(p.checkpoint_expected)
+    md, data = lab.report()
+    assert md.startswith("# Lab 1")
+    for letter in PARTS:
+        assert f"## Part {letter}" in md
+    json.dumps(data)
+    assert data["schema"] == "labkit-report" and data["track"]["id"] == track
+    assert data["parts"]["B"]["prediction"]["entry"]["first"] == EXPECTED[track]["B"]
+    assert len(data["takeaways"]) == 5
+
+    box = lab.synthesis()
+    html = " ".join(w.value for w in box.children if isinstance(w, ipw.HTML))
+    assert "<a download=" in html
+    assert _data_uri_text(html, "text/markdown").startswith("# Lab 1")
+    snap = json.loads(_data_uri_text(html, "application/json"))
+    assert snap["parts"]["A"]["settings"] == lab.part("A").settings()
+    assert (workdir / "labkit_report.md").read_text().startswith("# Lab 1")
+    assert json.loads((workdir / "labkit_report.json").read_text())["lab"] == "lab1"
+    ledger = read_ledger(track)
+    assert len(ledger) == 1 and ledger[0]["lab"] == "lab1"
+    assert ledger[0]["choices"]["policy"] == lab.part("D").settings()["policy"]
+    lab.synthesis()  # re-running the notebook does not repeat an identical entry
+    assert len(read_ledger(track)) == 1
+    assert (workdir / "ledger" / "ledger.json").exists()  # $LABKIT_LEDGER, not ~/.labkit
+
+
+def test_memo_is_saved_to_the_store_and_reported(make_lab, workdir):
+    lab = make_lab("robotaxi")
+    box = lab.synthesis()
+    memo = next(w for w in box.children if isinstance(w, ipw.Textarea))
+    buttons = next(w for w in box.children if isinstance(w, ipw.HBox)).children
+    memo.value = "Ship INT8 with dynamic batching; the deadline binds."
+    buttons[0].click()
+    entry = lab.store.get("lab1", answer_key("robotaxi", "", "memo"))
+    assert entry.current.startswith("Ship INT8")
+    assert "Ship INT8" in lab.report()[0]
+    again = Lab("robotaxi", store=AnswerStore(workdir / "labkit_answers.json")).synthesis()
+    assert next(w for w in again.children if isinstance(w, ipw.Textarea)).value.startswith(
+        "Ship INT8")
+
+
+def test_autograde_keeps_existing_report_and_leaves_the_ledger_alone(make_lab, workdir,
+                                                                      monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    (workdir / "labkit_report.md").write_text("student's report")
+    lab = make_lab("iphone")
+    lab.synthesis()
+    assert (workdir / "labkit_report.md").read_text() == "student's report"
+    assert (workdir / "labkit_report.json").exists()  # missing file: written
+    assert not (workdir / "ledger" / "ledger.json").exists()
+
+
+def test_synthesis_write_false_writes_nothing(make_lab, workdir):
+    make_lab("cloud_fleet").synthesis(write=False)
+    assert not (workdir / "labkit_report.md").exists()
+    assert not (workdir / "ledger" / "ledger.json").exists()
+
+
+def test_ledger_choices_are_what_later_labs_need(make_lab):
+    lab = make_lab("cloud_fleet")
+    lab.part("D").controls["weight_bits"].value = 8
+    ch = lab.ledger_choices()
+    assert ch["weight_bits"] == 8 and ch["policy"] == "continuous" and ch["cost_unit"] == "USD"
+    assert set(ch) >= {"kv_bits", "devices_per_replica", "passed", "binding", "daily_cost",
+                       "crossover_days", "max_sessions", "batching_winner"}
+    json.dumps(ch)

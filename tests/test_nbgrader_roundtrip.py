@@ -1,0 +1,112 @@
+"""The instructor workflow with the real nbgrader commands on a real SQLite gradebook:
+generate -> release -> fetch -> (students work) -> submit -> collect -> autograde ->
+generate_feedback -> export, in a temporary course and exchange."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from course_helpers import (
+    BIN,
+    LABS,
+    ROOT,
+    TRACKS,
+    kernel_env,
+    nbgrader_meta,
+    notebook_path,
+    run_nbgrader,
+)
+from labkit.answers import AnswerStore
+from labkit.labs.inference_economy import Lab
+
+LAB = "lab1"
+
+
+def _student(cmd: str, assignment: str, home: Path, env: dict, exchange: Path,
+             *extra: str) -> None:
+    proc = subprocess.run([str(BIN / "nbgrader"), cmd, assignment, "--course=labkit",
+                           f"--Exchange.root={exchange}", *extra], cwd=home, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _answer_like_a_student(track: str, folder: Path) -> None:
+    """Alice: click every prediction/checkpoint, type every exercise's solution."""
+    nb_path = folder / f"{LABS[LAB]}.ipynb"
+    release = nbformat.read(nb_path, as_version=4)
+    source = nbformat.read(notebook_path("source", LAB, track), as_version=4)
+    solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
+                 if nbgrader_meta(c).get("solution")}
+    for cell in release.cells:
+        gid = nbgrader_meta(cell).get("grade_id", "")
+        if gid.endswith("-exercise") or gid == f"{LAB}-memo":
+            cell.source = solutions[gid].replace("### BEGIN SOLUTION\n", "").replace(
+                "\n### END SOLUTION", "")
+    nbformat.write(release, nb_path)
+    lab = Lab(track, store=AnswerStore(folder / "labkit_answers.json"))
+    for part in "ABCD":
+        p = lab.part(part)
+        p.predict.commit(p.predict.options[-1])      # the widget's Commit button
+        p.checkpoint.commit(p.checkpoint.options[0])
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_round_trip_full_marks_blank_zero_feedback_and_export(track, tmp_path):
+    assignment = f"{LAB}_{track}"
+    env = kernel_env(tmp_path)
+    root, exchange, db = tmp_path / "course", tmp_path / "exchange", tmp_path / "gradebook.db"
+    root.mkdir()
+    exchange.mkdir()
+    shutil.copytree(ROOT / "course", root / "course")
+    shutil.copy(ROOT / "nbgrader_config.py", root)
+    shutil.copytree(ROOT / "source" / assignment, root / "source" / assignment)
+
+    run_nbgrader(root, "generate_assignment", assignment, "--force", env=env, db=db)
+    generated = root / "release" / assignment / f"{LABS[LAB]}.ipynb"
+    assert generated.read_bytes() == notebook_path("release", LAB, track).read_bytes()
+    run_nbgrader(root, "release_assignment", assignment, f"--Exchange.root={exchange}",
+                 env=env, db=db)
+
+    for student in ("alice", "bob"):
+        home = tmp_path / "home" / student
+        home.mkdir(parents=True)
+        _student("fetch_assignment", assignment, home, env, exchange)
+        if student == "alice":
+            _answer_like_a_student(track, home / assignment)
+        _student("submit", assignment, home, env, exchange, f"--student={student}")
+
+    run_nbgrader(root, "collect", assignment, f"--Exchange.root={exchange}", env=env, db=db)
+    assert (root / "submitted" / "alice" / assignment / "labkit_answers.json").exists()
+    run_nbgrader(root, "autograde", assignment, env=env, db=db)
+    run_nbgrader(root, "generate_feedback", assignment, env=env, db=db)
+    out_csv = tmp_path / "grades.csv"
+    run_nbgrader(root, "export", f"--to={out_csv}", env=env, db=db)
+
+    with Gradebook(f"sqlite:///{db}") as gb:
+        scores = {}
+        for student in ("alice", "bob"):
+            sub = gb.find_submission(assignment, student)
+            auto = [g for nb in sub.notebooks for g in nb.grades
+                    if g.cell.cell_type == "code"]
+            assert auto
+            scores[student] = (sum(g.auto_score or 0 for g in auto),
+                               sum(g.max_score for g in auto))
+            needs_manual = [g.cell.name for nb in sub.notebooks for g in nb.grades
+                            if g.cell.cell_type == "markdown"]
+            assert needs_manual == [f"{LAB}-memo"]
+    alice, bob = scores["alice"], scores["bob"]
+    assert alice[0] == alice[1] > 0, f"alice scored {alice}"
+    assert bob[0] == 0, f"bob's blank notebook scored {bob}"
+
+    for student in ("alice", "bob"):
+        html = root / "feedback" / student / assignment / f"{LABS[LAB]}.html"
+        assert html.exists() and "Part A" in html.read_text()
+    rows = list(csv.DictReader(out_csv.open()))
+    assert {r["student_id"] for r in rows if r["assignment"] == assignment} == {"alice", "bob"}

@@ -1,0 +1,56 @@
+"""Every notebook runs: source notebooks under papermill (any error fails), release
+notebooks under nbclient, where a blank submission may fail only its own test cells."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+from nbclient import NotebookClient
+
+from course_helpers import LABS, TRACKS, is_grade_cell, kernel_env, notebook_path
+
+CELL_TIMEOUT_S = 120
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key, value in kernel_env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    return tmp_path
+
+
+@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("lab", LABS)
+def test_source_notebook_runs_without_error_under_papermill(lab, track, workdir):
+    src = notebook_path("source", lab, track)
+    out = workdir / "executed.ipynb"
+    papermill.execute_notebook(str(src), str(out), cwd=str(workdir), kernel_name="python3",
+                               execution_timeout=CELL_TIMEOUT_S, progress_bar=False,
+                               log_output=False)
+    nb = nbformat.read(out, as_version=4)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error" or o.get("name") == "stderr"]
+    assert not errors, errors[:2]
+    assert (workdir / "labkit_answers.json").exists()
+
+
+@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("lab", LABS)
+def test_blank_release_fails_only_its_test_cells(lab, track, workdir):
+    shutil.copy(notebook_path("release", lab, track), workdir / "student.ipynb")
+    nb = nbformat.read(workdir / "student.ipynb", as_version=4)
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
+                            allow_errors=True, resources={"metadata": {"path": str(workdir)}})
+    client.execute(env=dict(os.environ))
+    failed_cells = [c for c in nb.cells if c.cell_type == "code" and any(
+        o.get("output_type") == "error" for o in c.get("outputs", []))]
+    not_tests = [c.source[:80] for c in failed_cells if not is_grade_cell(c)]
+    assert not not_tests, f"non-test cells raised: {not_tests}"
+    grade_cells = [c for c in nb.cells if is_grade_cell(c)]
+    assert grade_cells and all(c in failed_cells for c in grade_cells), (
+        "an unanswered exercise passed its test")

@@ -1,0 +1,278 @@
+"""Widget components: commit locks, gates, revisions beside the first answer, restore-from-file."""
+
+from __future__ import annotations
+
+import bqplot as bq
+import ipywidgets as ipw
+import numpy as np
+import pytest
+
+from labkit import widgets as lw
+from labkit.answers import AnswerStore
+
+OPTS = [("Days", "days"), ("Weeks", "weeks"), ("Months", "months")]
+
+
+@pytest.fixture
+def store(tmp_path):
+    return AnswerStore(tmp_path / "answers.json")
+
+
+def make(store, cls=lw.Prediction, **kw):
+    return cls("lab1", "t.A.prediction", "When?", OPTS, store, **kw)
+
+
+# -- prediction -----------------------------------------------------------------------------
+
+def test_fresh_prediction_is_uncommitted_and_cannot_commit_without_a_choice(store):
+    p = make(store)
+    assert not p.committed and p.entry is None and p.value is None
+    assert not p.locked and p.commit_button.disabled
+    with pytest.raises(ValueError, match="choose"):
+        p.commit()
+    assert not store.path.exists()
+
+
+def test_commit_locks_the_choice_and_writes_the_store(store):
+    p = make(store)
+    p.choice.value = "weeks"
+    assert not p.commit_button.disabled
+    p.commit_button.click()  # the student's click
+    assert p.committed and p.locked and p.choice.disabled
+    assert p.value == "weeks" and p.entry.first == "weeks"
+    assert p.commit_button.layout.display == "none"
+    assert p.revise_button.layout.display is None
+    assert "committed" in p.status.value and "Weeks" in p.status.value
+    assert store.get("lab1", "t.A.prediction").current == "weeks"
+    with pytest.raises(ValueError, match="locked"):
+        p.commit("days")
+    assert p.commit("weeks").current == "weeks"  # re-committing the same answer is a no-op
+
+
+def test_gate_hides_dependent_content_before_commit_and_shows_it_after(store):
+    p = make(store)
+    content = ipw.HTML("the answer is weeks")
+    gate = p.reveal_gate(content)
+    assert not gate.revealed
+    assert content not in gate.children and gate.placeholder in gate.children
+    p.commit("weeks")
+    assert gate.revealed and content in gate.children and gate.placeholder not in gate.children
+    late = p.reveal_gate(ipw.HTML("late"))  # a gate made after the commit opens at once
+    assert late.revealed
+
+
+def test_revise_records_the_change_beside_the_first(store):
+    p = make(store)
+    p.commit("weeks")
+    p.revise_button.click()
+    assert not p.locked and p.commit_button.description == "Record revised answer"
+    p.choice.value = "months"
+    p.commit_button.click()
+    e = p.entry
+    assert e.first == "weeks" and e.current == "months" and len(e.changes) == 1
+    assert p.locked and p.value == "months"
+    assert "first:" in p.status.value and "Weeks" in p.status.value
+    assert "revised:" in p.status.value and "Months" in p.status.value
+    assert store.get("lab1", "t.A.prediction").first == "weeks"
+
+
+def test_revise_to_the_same_answer_records_nothing(store):
+    p = make(store)
+    p.commit("weeks")
+    p.revise()
+    entry = p.commit("weeks")
+    assert entry.changes == () and p.locked
+
+
+def test_on_commit_callbacks_receive_the_entry(store):
+    p = make(store)
+    seen = []
+    p.on_commit(seen.append)
+    p.commit("days")
+    p.revise()
+    p.commit("weeks")
+    assert [e.current for e in seen] == ["days", "weeks"]
+
+
+def test_restore_from_store_on_construction_comes_back_committed_and_locked(store):
+    p = make(store)
+    p.commit("weeks")
+    p.revise()
+    p.commit("days")
+    # autograde / re-opened notebook: fresh widgets, same file
+    q = make(AnswerStore(store.path))
+    assert q.committed and q.locked and q.choice.disabled
+    assert q.choice.value == "days" and q.value == "days"
+    assert q.entry.first == "weeks"
+    assert "first:" in q.status.value and "revised:" in q.status.value
+    assert q.reveal_gate(ipw.HTML("x")).revealed
+    assert q.commit_button.layout.display == "none"
+
+
+def test_restore_keeps_an_answer_that_is_no_longer_an_option(store):
+    store.record("lab1", "t.A.prediction", "fortnights")
+    p = make(store)
+    assert p.committed and p.value == "fortnights" and p.choice.value is None
+    assert "fortnights" in p.status.value
+
+
+def test_numeric_prediction_with_bounds(store):
+    p = lw.Prediction("lab1", "t.num", "How many?", None, store, bounds=(0, 100), unit="days")
+    with pytest.raises(ValueError, match="outside"):
+        p.commit(150)
+    p.commit(42)
+    assert p.entry.first == 42.0 and p.label_for(42.0) == "42 days"
+    with pytest.raises(ValueError):
+        lw.Prediction("lab1", "t.bad", "?", None, store)
+
+
+def test_bad_options_are_rejected(store):
+    with pytest.raises(ValueError):
+        lw.Prediction("lab1", "k", "?", ["only one"], store)
+    with pytest.raises(ValueError):
+        lw.Prediction("lab1", "k", "?", ["a", "a"], store)
+    p = lw.Prediction("lab1", "k", "?", ["a", "b"], store)
+    with pytest.raises(ValueError, match="not an option"):
+        p.commit("c")
+
+
+def test_options_are_answer_values_and_choices_carry_labels(store):
+    p = make(store)
+    assert p.options == ["days", "weeks", "months"]
+    assert p.choices == OPTS
+    p.commit(p.options[0])  # what a notebook's solution cell does
+    assert p.entry.first == "days" and p.label_for("days") == "Days"
+    plain = lw.Checkpoint("lab1", "k2", "?", ["x", "y"], store)
+    assert plain.options == ["x", "y"] and plain.choices == [("x", "x"), ("y", "y")]
+
+
+def test_prediction_displays_itself(store):
+    p = make(store)
+    bundle = p._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == p.widget.model_id
+    assert isinstance(p.widget, ipw.DOMWidget)
+
+
+def test_checkpoint_has_the_same_mechanics_and_shows_feedback(store):
+    c = lw.Checkpoint("lab1", "t.A.checkpoint", "Why?", OPTS, store,
+                      feedback={"weeks": "Right!", "days": "Not quite."})
+    assert not hasattr(c, "reveal_gate")
+    c.commit("days")
+    assert c.locked and "Not quite." in c.feedback_html.value
+    c.revise()
+    c.commit("weeks")
+    assert c.entry.first == "days" and "Right!" in c.feedback_html.value
+    again = lw.Checkpoint("lab1", "t.A.checkpoint", "Why?", OPTS, AnswerStore(store.path))
+    assert again.committed and again.locked and again.value == "weeks"
+
+
+# -- callouts and math peek -----------------------------------------------------------------
+
+def test_callout_show_and_clear():
+    c = lw.Callout("danger")
+    assert not c.active and c.layout.display == "none" and c.value == ""
+    c.show("Out of memory", "weights 141 GB > 80 GB", "lower the precision")
+    assert c.active and c.layout.display is None
+    assert "Out of memory" in c.value and "Recovery" in c.value and "FAILURE" in c.value
+    c.clear()
+    assert not c.active and c.value == "" and c.layout.display == "none"
+    c.set(True, "t")
+    assert c.active
+    c.set(False)
+    assert not c.active
+
+
+def test_failure_and_boundary_callouts_look_different():
+    bad, good = lw.Callout("danger"), lw.Callout("success")
+    bad.show("Over budget", "x")
+    good.show("Within budget", "x")
+    assert "FAILURE" in bad.value and "FAILURE" not in good.value
+    assert "BOUNDARY TO WATCH" in good.value
+    assert "labkit-callout-danger" in bad._dom_classes
+    assert "labkit-callout-success" in good._dom_classes
+    with pytest.raises(ValueError):
+        lw.Callout("panic")
+
+
+def test_math_peek_is_an_accordion_with_live_htmlmath():
+    m = lw.MathPeek("Math peek", "$$x = 1$$")
+    assert isinstance(m, ipw.Accordion) and isinstance(m.children[0], ipw.HTMLMath)
+    m.update("$$x = 2$$")
+    assert m.body == "$$x = 2$$" and m.children[0].value == "$$x = 2$$"
+
+
+# -- charts ---------------------------------------------------------------------------------
+
+def test_figure_helpers_label_axes_and_update_marks_in_one_block():
+    xs, ys = lw.make_scale("log", 0.1, 365), lw.make_scale("linear", 0, 10)
+    line = lw.line_mark([1, 2, 3], [1, 2, 3], xs, ys)
+    v = lw.vline_mark(2.0, xs)
+    h = lw.hline_mark(5.0, ys)
+    bars = lw.bar_mark(["a", "b"], [1, 2], lw.make_scale("ordinal"), ys)
+    fig = lw.figure([line, v, h], xs, ys, x_label="days", y_label="cost (USD)")
+    assert isinstance(fig, bq.Figure)
+    assert [a.label for a in fig.axes] == ["days", "cost (USD)"]
+    assert (xs.min, xs.max) == (0.1, 365.0)
+    lw.update_marks({line: {"y": np.array([3.0, 2.0, 1.0])}, bars: {"y": [2, 1]}})
+    assert list(line.y) == [3.0, 2.0, 1.0] and list(bars.y) == [2, 1]
+    lw.set_vline(v, 7.0)
+    assert list(v.x) == [7.0, 7.0] and v.visible
+    lw.set_vline(v, None)
+    assert not v.visible
+    lw.set_hline(h, 6.0)
+    assert list(h.y) == [6.0, 6.0]
+    lw.set_domain(ys, 0, 20)
+    assert ys.max == 20.0
+
+
+def test_update_marks_skips_unchanged_values():
+    ys = lw.make_scale("linear", 0, 1)
+    line = lw.line_mark([0, 1], [0, 1], lw.make_scale("linear"), ys)
+    sent = []
+    line.observe(lambda ch: sent.append(ch["name"]), names=["y", "x"])
+    lw.update_marks({line: {"x": np.array([0.0, 1.0]), "y": np.array([0.0, 2.0])}})
+    assert sent == ["y"]
+
+
+# -- controls -------------------------------------------------------------------------------
+
+def test_precision_control_offers_only_valid_bit_widths():
+    c = lw.precision_control("Weights", 16, (4, 8, 16))
+    assert [v for _, v in c.options] == [4, 8, 16] and c.value == 16
+    with pytest.raises(ValueError):
+        lw.precision_control("Weights", 16, (3, 16))
+    with pytest.raises(ValueError):
+        lw.precision_control("Weights", 32, (4, 8))
+
+
+def test_devices_and_int_controls_keep_invalid_values_out():
+    d = lw.devices_control(4, 8)
+    assert (d.min, d.max, d.value) == (1, 8, 4)
+    d.value = 0
+    assert d.value == 1  # the slider clamps: zero devices are unreachable
+    assert lw.devices_control(1, 0).max == 1
+    assert lw.int_control("x", 99, 1, 10).value == 10
+
+
+def test_context_control_stays_within_max_context():
+    opts = lw.context_options(131072, 4096, 256)
+    assert opts[0] == 256 and opts[-1] == 131072 and 4096 in opts
+    assert lw.context_options(8192, 1280, 256).count(1280) == 1
+    c = lw.context_control(1280, 8192)
+    assert max(v for _, v in c.options) == 8192 and c.value == 1280
+    with pytest.raises(ValueError):
+        lw.context_options(4096, 8192)
+    assert lw.format_tokens(4096) == "4k" and lw.format_tokens(512) == "512"
+
+
+def test_log_and_choice_controls():
+    c = lw.log_control("rate", 1.85, 0.185, 18.5)
+    assert c.value == pytest.approx(1.85)
+    assert 10 ** c.min == pytest.approx(0.185) and 10 ** c.max == pytest.approx(18.5)
+    with pytest.raises(ValueError):
+        lw.log_control("rate", 1, 0, 1)
+    d = lw.choice_control("policy", [("None", "none"), ("Static", "static")], "static")
+    t = lw.choice_control("policy", [("None", "none"), ("Static", "static")], "none", "toggle")
+    assert isinstance(d, ipw.Dropdown) and isinstance(t, ipw.ToggleButtons)
+    assert lw.float_control("s", 0.0, 0.0, 50.0, 5.0).max == 50.0
