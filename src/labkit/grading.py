@@ -13,6 +13,7 @@ from numbers import Real
 
 
 def _fail(part: str, checked: str, found: str, revisit: str) -> AssertionError:
+    __tracebackhide__ = True
     return AssertionError(f"Part {part}: {checked} -- {found}. Revisit: {revisit}")
 
 
@@ -22,6 +23,7 @@ def expect_committed(widget: object, part: str, what: str = "prediction") -> Non
     The answer lives in ``labkit_answers.json`` beside the notebook, so it survives
     saving, nbgrader's collect and autograde's fresh re-execution.
     """
+    __tracebackhide__ = True  # pytest and the IPython debugger skip this frame
     if not getattr(widget, "committed", False):
         raise _fail(part, f"we looked for your committed {what}", "none was found in "
                     "labkit_answers.json", f"the Part {part} {what} cell: choose an answer "
@@ -30,6 +32,7 @@ def expect_committed(widget: object, part: str, what: str = "prediction") -> Non
 
 def expect_number(name: str, value: object, part: str, *, positive: bool = True) -> float:
     """Visible self-check: ``value`` is a finite (positive) number, not None."""
+    __tracebackhide__ = True
     if value is None:
         raise _fail(part, f"`{name}` must hold your answer", "it is still None",
                     f"the Part {part} exercise cell")
@@ -45,6 +48,7 @@ def expect_number(name: str, value: object, part: str, *, positive: bool = True)
 def expect_close(name: str, value: object, expected: float, part: str, *, rel: float,
                  revisit: str) -> None:
     """Hidden check: ``value`` within ``rel`` (relative) of ``expected``."""
+    __tracebackhide__ = True
     got = expect_number(name, value, part, positive=False)
     if not math.isclose(got, expected, rel_tol=rel, abs_tol=1e-12):
         direction = "too high" if got > expected else "too low"
@@ -54,12 +58,14 @@ def expect_close(name: str, value: object, expected: float, part: str, *, rel: f
 
 def expect_true(condition: bool, part: str, checked: str, found: str, revisit: str) -> None:
     """Hidden check of a property (e.g. a plan passes every guardrail)."""
+    __tracebackhide__ = True
     if not condition:
         raise _fail(part, checked, found, revisit)
 
 
 def expect_choice(name: str, value: object, options: Iterable[object], part: str) -> None:
     """Visible self-check: ``value`` is one of ``options``."""
+    __tracebackhide__ = True
     allowed = tuple(options)
     if value not in allowed:
         raise _fail(part, f"`{name}` must be one of {', '.join(map(repr, allowed))}",

@@ -203,7 +203,8 @@ class _Question:
             self.options = [v for _, v in opts]
             self.choice = ipw.RadioButtons(options=opts, value=None, layout=_WIDE)
         self.commit_button = ipw.Button(description=self.commit_label, button_style="primary",
-                                      icon="lock", disabled=self.options is not None)
+                                      icon="lock", disabled=self.options is not None,
+                                      layout=ipw.Layout(width="auto"))
         self.revise_button = ipw.Button(description="Revise", icon="pencil",
                                       layout=ipw.Layout(display="none"))
         self.status = ipw.HTML()

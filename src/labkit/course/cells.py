@@ -64,9 +64,12 @@ def answer(source: str, grade_id: str) -> NotebookNode:
 
 
 def tests(source: str, grade_id: str, points: float) -> NotebookNode:
+    """Tagged ``raises-exception`` so JupyterLab's Run All continues past a failing check
+    (an unanswered exercise fails only its own test, never the rest of the notebook)."""
     cell = nbformat.v4.new_code_cell(source.strip())
     cell.metadata["nbgrader"] = _nbgrader(grade_id, grade=True, solution=False, locked=True,
                                           points=points)
+    cell.metadata["tags"] = ["raises-exception"]
     return cell
 
 

@@ -1521,12 +1521,6 @@ class Lab:
         takeaways_html = ipw.HTML()
         links_html = ipw.HTML()
         status = ipw.HTML()
-        memo_key = answer_key(tr.id, "", "memo")
-        memo_entry = self.store.get(LAB_ID, memo_key)
-        memo = ipw.Textarea(value="" if memo_entry is None else str(memo_entry.current),
-                            placeholder="Your memo (5-8 sentences)",
-                            layout=ipw.Layout(width="100%", height="160px"))
-        save_memo = ipw.Button(description="Save memo", icon="save", button_style="primary")
         refresh = ipw.Button(description="Refresh report", icon="refresh")
         autograde = os.environ.get("NBGRADER_EXECUTION") == "autograde"
 
@@ -1552,26 +1546,18 @@ class Lab:
                     notes.append("recorded your design in the ledger")
             status.value = f"<span style='color:#5d6d7e'>{'; '.join(notes)}</span>"
 
-        def on_save(_b: object) -> None:
-            text = memo.value.strip()
-            if not text:
-                status.value = "<span style='color:#b9770e'>The memo is empty.</span>"
-                return
-            self.store.record(LAB_ID, memo_key, text)
-            render(write is not False)
-
-        save_memo.on_click(on_save)
         refresh.on_click(lambda _b: render(write is not False))
         render(write is not False)
         prompt = ipw.HTML(
             f"<div style='margin-top:8px'><b>Memo to {lw.esc(st.name)}</b> "
             f"({lw.esc(st.role)}). Answer their question with your numbers: "
             f"<i>“{lw.esc(st.message)}”</i> Name your release candidate, what binds, the "
-            "alternative you rejected and why.</div>")
+            "alternative you rejected and why. Write it in the graded memo cell below; "
+            "<b>Refresh report</b> after you change any setting above.</div>")
         box = ipw.VBox([
             ipw.HTML(f"<div style='font-size:1.3em;font-weight:700;margin-top:12px'>Synthesis: "
                      f"{lw.esc(tr.label)}</div><div>{lw.esc(tr.narrative.takeaway)}</div>"),
-            takeaways_html, prompt, memo, ipw.HBox([save_memo, refresh]), links_html, status,
+            takeaways_html, prompt, refresh, links_html, status,
         ])
         box.add_class("labkit-synthesis")
         self._synthesis = box
