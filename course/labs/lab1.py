@@ -16,6 +16,7 @@ from nbformat import NotebookNode
 
 from labkit.batching import sample_lengths, step_tables
 from labkit.course import cells as c
+from labkit.course.scaffold import HOW_IT_WORKS, Exercise, finish, part_cells, setup_cell
 from labkit.hardware import get_hardware
 from labkit.kvcache import kv_fraction_per_device
 from labkit.models import get_model
@@ -34,7 +35,7 @@ SAVING = 0.20
 SESSION_GROWTH = 1.5
 BATCH_LENGTHS = 8
 MAX_STATIC_BATCH = 16
-POINTS = {"prediction": 1, "checkpoint": 1, "exercise": 2, "release": 3, "memo": 3}
+POINTS = {"exercise": 2, "release": 3, "memo": 3}
 
 OBJECTIVES = (
     "Split a request into its one-time input pass (prefill) and its repeated output loop "
@@ -86,76 +87,13 @@ def _header(t: Track, ids: c.CellIds) -> list[NotebookNode]:
 
 {objectives}
 
-**How each part works.** *Predict* with the widget first — your answer is locked when you
-commit it (you may revise later; both answers are kept). Then *explore*: every slider and
-menu drives the charts live. The *reveal* compares your prediction with the computed answer,
-the *math peek* shows the formulas with your current numbers, and a *checkpoint* question
-closes the part. Exercises marked **graded** are checked by the autograder; the cells after
-them let you self-check before you submit. Run the cells in order (*Run → Run All Cells*
-works too). Your predictions are saved in `labkit_answers.json` next to this notebook:
-keep it with your submission.
+{HOW_IT_WORKS}
 """
-    setup = f"""
-from labkit.grading import expect_choice, expect_committed, expect_number
-from labkit.labs.inference_economy import Lab
-
-TRACK = "{t.id}"
-lab = Lab(TRACK)
-lab.header()
-"""
-    return [c.markdown(intro, ids.take("intro")), c.code(setup, ids.take("setup"))]
+    return [c.markdown(intro, ids.take("intro")),
+            setup_cell("inference_economy", t.id, ids)]
 
 
-def _part_cells(t: Track, part: str, ids: c.CellIds) -> list[NotebookNode]:
-    p = part
-    key = p.lower()
-    hook = t.narrative.hooks[p]
-    out = [
-        c.markdown(f"## Part {p} · {PART_TITLES[p]}\n\n{hook}", ids.take(f"{key}-title")),
-        c.code(f"{p} = lab.part(\"{p}\")\n{p}.banner()", ids.take(f"{key}-banner")),
-        c.markdown("### Predict first\nCommit your prediction before you explore.",
-                   ids.take(f"{key}-predict-md")),
-        c.answer(_commit_cell(f"{p}.predict", "Commit prediction"), ids.take(f"{key}-predict")),
-        c.tests(f"expect_committed({p}.predict, \"{p}\", \"prediction\")",
-                ids.take(f"{key}-predict-done"), POINTS["prediction"]),
-        c.markdown("### Explore\nMove every control: each one changes a chart, a number or a "
-                   "callout.", ids.take(f"{key}-explore-md")),
-        c.code(f"{p}.explore", ids.take(f"{key}-explore")),
-        c.markdown("### Reveal", ids.take(f"{key}-reveal-md")),
-        c.code(f"{p}.reveal", ids.take(f"{key}-reveal")),
-        c.code(f"{p}.math", ids.take(f"{key}-math")),
-        c.markdown("### Checkpoint", ids.take(f"{key}-checkpoint-md")),
-        c.answer(_commit_cell(f"{p}.checkpoint", "Commit answer"),
-                 ids.take(f"{key}-checkpoint")),
-        c.tests(f"expect_committed({p}.checkpoint, \"{p}\", \"checkpoint answer\")",
-                ids.take(f"{key}-checkpoint-done"), POINTS["checkpoint"]),
-    ]
-    out += EXERCISES[p](t, ids)
-    return out
-
-
-def _commit_cell(widget: str, button: str) -> str:
-    """A widget cell: students click; the source (solution) commits in code so it runs."""
-    return (f"# Choose an answer below and press \"{button}\": it is saved with your notebook.\n"
-            f"### BEGIN SOLUTION\n{widget}.commit({widget}.options[0])\n### END SOLUTION\n"
-            f"{widget}")
-
-
-def _exercise(t: Track, part: str, ids: c.CellIds, statement: str, data: str, name: str,
-              solution: str, visible: str, hidden: str, points: int) -> list[NotebookNode]:
-    key = part.lower()
-    return [
-        c.markdown(f"### Exercise {part} (graded, {points} points)\n\n{statement}",
-                   ids.take(f"{key}-exercise-md")),
-        c.code(data, ids.take(f"{key}-exercise-data")),
-        c.answer(f"{name} = None\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION",
-                 ids.take(f"{key}-exercise")),
-        c.tests(f"{visible}\n### BEGIN HIDDEN TESTS\n{hidden}\n### END HIDDEN TESTS",
-                ids.take(f"{key}-exercise-check"), points),
-    ]
-
-
-def exercise_a(t: Track, ids: c.CellIds) -> list[NotebookNode]:
+def exercise_a(t: Track) -> Exercise:
     """Break-even demand: invert the crossover (labkit only goes from demand to days)."""
     unit = _unit(t)
     statement = f"""
@@ -184,11 +122,11 @@ expect_true(
     f"it crosses after {{_c.crossover_days_capped:.1f}} days instead of {TARGET_DAYS}",
     "daily cost = events/day x cost per event x (1 - saving); crossover = setup / daily")
 """
-    return _exercise(t, "A", ids, statement, data, "answer_A", solution,
-                     'expect_number("answer_A", answer_A, "A")', hidden, POINTS["exercise"])
+    return Exercise(statement, data, "answer_A", solution,
+                    'expect_number("answer_A", answer_A, "A")', hidden, POINTS["exercise"])
 
 
-def exercise_b(t: Track, ids: c.CellIds) -> list[NotebookNode]:
+def exercise_b(t: Track) -> Exercise:
     """Memory wall: the largest state per session for a target number of sessions."""
     cap = track_capacity(t)
     target = max(2, math.ceil(cap.max_sessions * SESSION_GROWTH))
@@ -255,11 +193,11 @@ expect_true(_over < {target}, "B", "we checked your answer is the largest that f
             "2% more would still fit {target}: your {what} is too small",
             "KV bytes per token use the KV heads, not the query heads")
 """
-    return _exercise(t, "B", ids, statement, data, "answer_B", solution,
-                     'expect_number("answer_B", answer_B, "B")', hidden, POINTS["exercise"])
+    return Exercise(statement, data, "answer_B", solution,
+                    'expect_number("answer_B", answer_B, "B")', hidden, POINTS["exercise"])
 
 
-def exercise_c(t: Track, ids: c.CellIds) -> list[NotebookNode]:
+def exercise_c(t: Track) -> Exercise:
     """Variance: padding waste (token streams) or batch-formation wait (sensor frames)."""
     if t.is_transformer:
         lengths = [int(x) for x in sample_lengths(t.output_tokens, t.output_tokens_cv,
@@ -316,11 +254,10 @@ expect_true(answer_C == {expected}, "C", "we checked the largest batch that meet
 """
         visible = ('expect_choice("answer_C", answer_C, range(0, '
                    f'{MAX_STATIC_BATCH + 1}), "C")')
-    return _exercise(t, "C", ids, statement, data, "answer_C", solution, visible, hidden,
-                     POINTS["exercise"])
+    return Exercise(statement, data, "answer_C", solution, visible, hidden, POINTS["exercise"])
 
 
-def exercise_d(t: Track, ids: c.CellIds) -> list[NotebookNode]:
+def exercise_d(t: Track) -> Exercise:
     """Release choice: a plan that passes every guardrail, checked with labkit."""
     statement = f"""
 Write the release you would ship in `release_D`: weight and KV precision (bits), the
@@ -362,8 +299,7 @@ _g = release_guardrails("{t.id}", weight_bits=_r["weight_bits"], kv_bits=_r["kv_
 expect_true(_g.passed, "D", "we sized your release and checked every guardrail",
             f"{{_g.binding}} fails: {{_g.reason}}", "Part D's table: change the knob for that guardrail")
 """
-    return _exercise(t, "D", ids, statement, data, "release_D", solution, visible, hidden,
-                     POINTS["release"])
+    return Exercise(statement, data, "release_D", solution, visible, hidden, POINTS["release"])
 
 
 def _max_devices(t: Track) -> int:
@@ -431,8 +367,7 @@ def build_notebook(track_id: str) -> NotebookNode:
     ids = c.CellIds(prefix=LAB_ID)
     cells = _header(t, ids)
     for part in ("A", "B", "C", "D"):
-        cells += _part_cells(t, part, ids)
+        cells += part_cells(part, PART_TITLES[part], t.narrative.hooks[part], ids,
+                            EXERCISES[part](t))
     cells += _synthesis(t, ids)
-    for cell in cells:
-        cell["id"] = cell.metadata["nbgrader"]["grade_id"]
-    return c.notebook(cells, f"{TITLE} — {t.label}")
+    return finish(cells, f"{TITLE} — {t.label}")
