@@ -11,7 +11,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACKS = ("cloud_fleet", "iphone", "oura_ring", "robotaxi")
-LABS = {"lab1": "inference_economy"}
+LABS = {"lab1": "inference_economy", "lab2": "accelerators"}
 BIN = Path(sys.executable).parent
 
 

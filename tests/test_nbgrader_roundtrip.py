@@ -24,9 +24,9 @@ from course_helpers import (
     run_nbgrader,
 )
 from labkit.answers import AnswerStore
-from labkit.labs.inference_economy import Lab
+from labkit.labs import accelerators, inference_economy
 
-LAB = "lab1"
+LAB_MODULES = {"lab1": inference_economy, "lab2": accelerators}
 
 
 def _student(cmd: str, assignment: str, home: Path, env: dict, exchange: Path,
@@ -37,20 +37,20 @@ def _student(cmd: str, assignment: str, home: Path, env: dict, exchange: Path,
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def _answer_like_a_student(track: str, folder: Path) -> None:
+def _answer_like_a_student(lab_id: str, track: str, folder: Path) -> None:
     """Alice: click every prediction/checkpoint, type every exercise's solution."""
-    nb_path = folder / f"{LABS[LAB]}.ipynb"
+    nb_path = folder / f"{LABS[lab_id]}.ipynb"
     release = nbformat.read(nb_path, as_version=4)
-    source = nbformat.read(notebook_path("source", LAB, track), as_version=4)
+    source = nbformat.read(notebook_path("source", lab_id, track), as_version=4)
     solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
                  if nbgrader_meta(c).get("solution")}
     for cell in release.cells:
         gid = nbgrader_meta(cell).get("grade_id", "")
-        if gid.endswith("-exercise") or gid == f"{LAB}-memo":
+        if gid.endswith("-exercise") or gid == f"{lab_id}-memo":
             cell.source = solutions[gid].replace("### BEGIN SOLUTION\n", "").replace(
                 "\n### END SOLUTION", "")
     nbformat.write(release, nb_path)
-    lab = Lab(track, store=AnswerStore(folder / "labkit_answers.json"))
+    lab = LAB_MODULES[lab_id].Lab(track, store=AnswerStore(folder / "labkit_answers.json"))
     for part in "ABCD":
         p = lab.part(part)
         p.predict.commit(p.predict.options[-1])      # the widget's Commit button
@@ -58,8 +58,9 @@ def _answer_like_a_student(track: str, folder: Path) -> None:
 
 
 @pytest.mark.parametrize("track", TRACKS)
-def test_round_trip_full_marks_blank_zero_feedback_and_export(track, tmp_path):
-    assignment = f"{LAB}_{track}"
+@pytest.mark.parametrize("lab_id", LABS)
+def test_round_trip_full_marks_blank_zero_feedback_and_export(lab_id, track, tmp_path):
+    assignment = f"{lab_id}_{track}"
     env = kernel_env(tmp_path)
     root, exchange, db = tmp_path / "course", tmp_path / "exchange", tmp_path / "gradebook.db"
     root.mkdir()
@@ -69,8 +70,8 @@ def test_round_trip_full_marks_blank_zero_feedback_and_export(track, tmp_path):
     shutil.copytree(ROOT / "source" / assignment, root / "source" / assignment)
 
     run_nbgrader(root, "generate_assignment", assignment, "--force", env=env, db=db)
-    generated = root / "release" / assignment / f"{LABS[LAB]}.ipynb"
-    assert generated.read_bytes() == notebook_path("release", LAB, track).read_bytes()
+    generated = root / "release" / assignment / f"{LABS[lab_id]}.ipynb"
+    assert generated.read_bytes() == notebook_path("release", lab_id, track).read_bytes()
     run_nbgrader(root, "release_assignment", assignment, f"--Exchange.root={exchange}",
                  env=env, db=db)
 
@@ -79,7 +80,7 @@ def test_round_trip_full_marks_blank_zero_feedback_and_export(track, tmp_path):
         home.mkdir(parents=True)
         _student("fetch_assignment", assignment, home, env, exchange)
         if student == "alice":
-            _answer_like_a_student(track, home / assignment)
+            _answer_like_a_student(lab_id, track, home / assignment)
         _student("submit", assignment, home, env, exchange, f"--student={student}")
 
     run_nbgrader(root, "collect", assignment, f"--Exchange.root={exchange}", env=env, db=db)
@@ -100,13 +101,13 @@ def test_round_trip_full_marks_blank_zero_feedback_and_export(track, tmp_path):
                                sum(g.max_score for g in auto))
             needs_manual = [g.cell.name for nb in sub.notebooks for g in nb.grades
                             if g.cell.cell_type == "markdown"]
-            assert needs_manual == [f"{LAB}-memo"]
+            assert needs_manual == [f"{lab_id}-memo"]
     alice, bob = scores["alice"], scores["bob"]
     assert alice[0] == alice[1] > 0, f"alice scored {alice}"
     assert bob[0] == 0, f"bob's blank notebook scored {bob}"
 
     for student in ("alice", "bob"):
-        html = root / "feedback" / student / assignment / f"{LABS[LAB]}.html"
+        html = root / "feedback" / student / assignment / f"{LABS[lab_id]}.html"
         assert html.exists() and "Part A" in html.read_text()
     rows = list(csv.DictReader(out_csv.open()))
     assert {r["student_id"] for r in rows if r["assignment"] == assignment} == {"alice", "bob"}
