@@ -234,3 +234,14 @@ def test_vectorised_worst_latency_matches_camera_load(cams, layout):
     many = edge.worst_latency(4e-4, 3e-4, [cams, cams + 1], layout, **kw)
     assert many[0] == pytest.approx(one.worst_latency_s)
     assert many[1] >= many[0]
+
+
+@given(prompt=st.integers(1, 100_000), outs=st.lists(st.integers(1, 5000), min_size=1,
+                                                    max_size=8),
+       link=st.sampled_from(["lte", "wifi"]), ttft=st.floats(0, 2), tpot=st.floats(0, 0.2))
+def test_vectorised_handoff_energy_matches_cloud_handoff(prompt, outs, link, ttft, tpot):
+    curve = edge.cloud_handoff_energy(prompt, outs, link=link, server_ttft_s=ttft,
+                                      server_tpot_s=tpot)
+    for n, e in zip(outs, curve, strict=True):
+        one = edge.cloud_handoff(prompt, n, link=link, server_ttft_s=ttft, server_tpot_s=tpot)
+        assert e == pytest.approx(one.energy_j, rel=1e-12)

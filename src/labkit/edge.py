@@ -511,6 +511,30 @@ def cloud_handoff(prompt_tokens: object, output_tokens: object, *, link: str | L
                    total_s=tr.time_s, energy_j=tr.energy_j, transfer=tr)
 
 
+def cloud_handoff_energy(prompt_tokens: object, output_tokens: object, *, link: str | Link,
+                         server_ttft_s: object, server_tpot_s: object,
+                         bytes_per_token: object = BYTES_PER_TOKEN,
+                         overhead_bytes: object = REQUEST_OVERHEAD_BYTES,
+                         stream_bytes_per_token: object = STREAM_BYTES_PER_TOKEN) -> np.ndarray:
+    """:func:`cloud_handoff`'s phone energy, J, over an array of reply lengths (the same
+    formula, vectorised: wake + bytes + base power x max(airtime, stream) + tail)."""
+    p = float(v.positive("prompt_tokens", prompt_tokens))
+    n = np.atleast_1d(np.asarray(v.positive("output_tokens", output_tokens), dtype=float))
+    ttft = float(v.non_negative("server_ttft_s", server_ttft_s))
+    tpot = float(v.non_negative("server_tpot_s", server_tpot_s))
+    bpt = float(v.positive("bytes_per_token", bytes_per_token))
+    over = float(v.non_negative("overhead_bytes", overhead_bytes))
+    sbpt = float(v.non_negative("stream_bytes_per_token", stream_bytes_per_token))
+    lk = get_link(link)
+    up = p * bpt + over
+    down = n * sbpt
+    connected = np.maximum(up / lk.up_bytes_per_s + down / lk.down_bytes_per_s,
+                           ttft + (n - 1.0) * tpot)
+    data_j = up * lk.up_j_per_byte + down * lk.down_j_per_byte
+    return (lk.wake_w * lk.wake_s + data_j + lk.active_w * connected
+            + lk.tail_w * lk.tail_s)
+
+
 # -- multi-camera load on one or two SoCs -----------------------------------------------------
 
 LAYOUTS = ("single", "cameras", "model")

@@ -2164,7 +2164,7 @@ class PartBWearable(Part):
             [self.m_life, self.m_life_t, self.m_life_f, self.m_life_pt], lx, ly,
             x_label="share of windows processed (duty)", y_label="days on one charge",
             title="Battery life vs how often the ring listens", legend=True,
-            legend_location="top-right", x_tick_format=".0%", height=280)
+            legend_location="bottom-left", x_tick_format=".0%", height=280)
         ex, ey = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_day = ey
         self.m_day = lw.bar_mark(["spotter", "rest of the ring"], np.zeros(2), ex, ey,
@@ -3085,8 +3085,9 @@ class PartCHandheld(Part):
                              [0.0, t.data_j + t.active_j]])
         l_bars = np.asarray([[dev["ttft_s"], cl.ttft_s], [dev["total_s"], cl.total_s]])
         dev_curve = self._device_curve(prompt, wb)
-        cloud_curve = np.asarray([self._cloud(prompt, int(n), link).energy_j
-                                  for n in self.out_grid])
+        cloud_curve = edge.cloud_handoff_energy(
+            prompt, self.out_grid, link=link, server_ttft_s=self.server_ttft,
+            server_tpot_s=self.server_tpot)
         diff = dev_curve - cloud_curve
         cross = None
         idx = np.flatnonzero(np.diff(np.sign(diff)) != 0)
@@ -3254,7 +3255,7 @@ class PartCWearable(Part):
                                     label="your interval", legend=True)
         self.figures["interval"] = lw.figure(
             [self.m_i, self.m_i_b, self.m_i_pt], ix, iy,
-            x_label="BLE connection interval (ms, log; open marker: misses the deadline)",
+            x_label="BLE connection interval (ms, log)",
             y_label="ring mWh per day (log)", title="Energy per day vs the link's interval",
             legend=True, legend_location="top-right", x_tick_format=".3~g",
             y_tick_format=".3~g", height=280)
