@@ -1,0 +1,370 @@
+"""A student's session in a real browser: JupyterLab 4 in Debian's chromium, the released
+notebook of each track (a temporary copy of ``release/``), driven as a student would.
+
+The tests of :class:`TestStudentSession` are one session per notebook, in order: Run All on
+the blank notebook, commit every prediction, look at every chart, move a slider, save /
+close / reopen, download the report. Each test first brings the notebook to the state it
+needs (committing is idempotent), so any one of them can also run alone.
+:class:`TestMemoryWall` pushes Part B past the memory wall in a fresh copy of each notebook
+that has a recipe for it in :data:`MEMORY_WALL`.
+
+The notebooks are every ``release/lab*_*/*.ipynb``: a new lab's notebooks join the
+parametrisation by being released. The expected parts, choices, figure counts and report
+names come from the lab's own module (``labkit.labs.<notebook name>``), built here
+in-process on a scratch answer store.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib
+import json
+import shutil
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Locator, expect
+
+from browser_helpers import (
+    WIDGET_MS,
+    JupyterServer,
+    NotebookPage,
+    new_page,
+    wait_changed,
+    wait_drawn,
+)
+from course_helpers import ROOT
+from labkit.answers import DEFAULT_ANSWERS_PATH, AnswerStore
+
+pytestmark = pytest.mark.browser
+expect.set_options(timeout=WIDGET_MS)
+
+RELEASE = ROOT / "release"
+NOTEBOOKS = sorted(p.relative_to(RELEASE).as_posix() for p in RELEASE.glob("lab*_*/*.ipynb"))
+DEFAULT_REPORT_MD = "labkit_report.md"
+SLIDER_PART = "B"
+# Part B controls that push a session's memory past the wall, and whether the wall is
+# reachable there (robotaxi's replicas hold thousands of sessions even at the extremes).
+MEMORY_WALL: dict[str, tuple[tuple[tuple[str, str], ...], bool]] = {
+    "lab1_cloud_fleet": ((("Devices per replica", "Home"),), True),
+    "lab1_iphone": ((("Context per session (tokens)", "End"),), True),
+    "lab1_oura_ring": ((("Sensor windows held per session", "End"),), True),
+    "lab1_robotaxi": ((("Sensor windows held per session", "End"),), False),
+}
+
+
+WALL_NOTEBOOKS = [p for p in NOTEBOOKS if Path(p).parent.name in MEMORY_WALL]
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    letter: str
+    choices: tuple[tuple[str, object], ...]
+    key: str
+    figures: int
+    pick: tuple[str, object]  # the (label, value) this student commits
+
+
+@dataclass(frozen=True)
+class NotebookSpec:
+    path: str
+    assignment: str
+    lab_id: str
+    track: str
+    parts: tuple[PartSpec, ...]
+    report_md: str  # the report the synthesis writes beside the notebook
+
+    @property
+    def report_download(self) -> str:
+        """The Markdown report's download name: ``<report stem>_<track>.md``."""
+        return f"{Path(self.report_md).stem}_{self.track}.md"
+
+    def part_index(self, letter: str) -> int:
+        return [p.letter for p in self.parts].index(letter)
+
+
+def notebook_spec(path: str, scratch: Path) -> NotebookSpec:
+    """Parts, prediction choices and figure counts of ``release/<path>``, from its lab."""
+    rel = Path(path)
+    assignment = rel.parent.name
+    lab_id, track = assignment.split("_", 1)
+    module = importlib.import_module(f"labkit.labs.{rel.stem}")
+    lab = module.Lab(track, store=AnswerStore(scratch / DEFAULT_ANSWERS_PATH))
+    parts = []
+    for i, part in enumerate(lab.parts()):
+        choices = tuple(part.predict.choices)
+        parts.append(PartSpec(part.letter, choices, part.predict.key, len(part.figures),
+                              choices[(i + 1) % len(choices)]))
+    return NotebookSpec(path, assignment, lab_id, track, tuple(parts),
+                        getattr(module, "REPORT_MD", DEFAULT_REPORT_MD))
+
+
+@dataclass
+class Student:
+    nb: NotebookPage
+    spec: NotebookSpec
+    open_info: dict
+
+    def prediction(self, i: int) -> Locator:
+        return self.nb.predictions().nth(i)
+
+    def commit(self, i: int) -> None:
+        """Choose this student's answer for part ``i`` and press Commit (if not yet done)."""
+        pred = self.prediction(i)
+        status = pred.locator(".labkit-answer-status")
+        label = self.spec.parts[i].pick[0]
+        if status.count() and "committed:" in status.inner_text():
+            return
+        pred.get_by_role("radio", name=label, exact=True).check()
+        pred.get_by_role("button", name="Commit prediction").click()
+        expect(status).to_contain_text(f"committed: {label}")
+
+    def commit_all(self) -> None:
+        for i in range(len(self.spec.parts)):
+            self.commit(i)
+
+    def answers(self) -> AnswerStore:
+        """The file grading reads: ``labkit_answers.json`` beside the notebook."""
+        return AnswerStore(self.nb.folder / DEFAULT_ANSWERS_PATH)
+
+
+def is_graded_test(cell: dict) -> bool:
+    meta = cell["nbgrader"]
+    return cell["source"].lstrip().startswith("expect_") or (
+        bool(meta.get("grade")) and not meta.get("solution"))
+
+
+def failed(cell: dict) -> bool:
+    return cell["domStderr"] > 0 or any(
+        o["type"] == "error" or (o["type"] == "stream" and o["name"] == "stderr")
+        for o in cell["outputs"])
+
+
+def decoded_link(link: Locator) -> str:
+    href = link.get_attribute("href") or ""
+    head, _, payload = href.partition(",")
+    if head.endswith(";base64"):
+        return base64.b64decode(payload).decode("utf-8")
+    return urllib.parse.unquote(payload)
+
+
+@pytest.fixture(scope="class")
+def student(request: pytest.FixtureRequest, notebook: str, browser: Browser,
+            student_server: JupyterServer,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Student]:
+    """The notebook open in its own browser context, every cell run once (blank answers).
+
+    A class with ``fresh_copy = True`` gets its own pristine copy of the notebook's folder
+    (``<assignment>-<class>/``), untouched by the answers other classes committed."""
+    spec = notebook_spec(notebook, tmp_path_factory.mktemp("spec"))
+    path = notebook
+    if getattr(request.cls, "fresh_copy", False):
+        folder = f"{spec.assignment}-{request.cls.__name__}"
+        shutil.copytree(RELEASE / spec.assignment, student_server.root / folder)
+        path = f"{folder}/{Path(notebook).name}"
+    page = new_page(browser)
+    nb = NotebookPage(page, student_server, path)
+    try:
+        nb.load_lab()
+        info = nb.open()
+        info["run_all_ok"] = nb.run_all()
+        yield Student(nb, spec, info)
+    finally:
+        page.context.close()
+        with contextlib.suppress(OSError):  # free the kernel now, not at the session's end
+            for s in student_server.sessions():
+                if s.get("path") == path:
+                    student_server.api(f"/api/sessions/{s['id']}", method="DELETE")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[Path(p).parent.name for p in NOTEBOOKS],
+                         scope="class")
+class TestStudentSession:
+    def test_run_all_renders_every_part_and_only_graded_tests_fail(self, student: Student):
+        nb, spec = student.nb, student.spec
+        assert student.open_info["windowing"] == "none", student.open_info
+        cells = nb.cells()
+        code = [c for c in cells if c["type"] == "code" and c["source"].strip()]
+        bad = [(c["index"], c["source"][:60], c["domText"][-300:]) for c in code
+               if failed(c) and not is_graded_test(c)]
+        assert not bad, f"error output outside the graded test cells: {bad}"
+        not_run = [(c["index"], c["source"][:40]) for c in code if c["count"] is None]
+        assert not not_run, f"Run All stopped before these cells: {not_run}"
+        tests = [c for c in code if is_graded_test(c)]
+        assert tests and all(failed(c) for c in tests), "a blank notebook passed a graded test"
+        broken = [c["index"] for c in code if "Error displaying widget" in c["domText"]
+                  or "model not found" in c["domText"]]
+        assert not broken, f"widgets failed to render in cells {broken}"
+
+        n = len(spec.parts)
+        root = nb.notebook
+        expect(root.locator(".labkit-header")).to_have_count(1)
+        expect(root.locator(".labkit-banner")).to_have_count(n)
+        expect(nb.predictions()).to_have_count(n)
+        expect(root.locator(".labkit-checkpoint")).to_have_count(n)
+        expect(nb.reveal_gates()).to_have_count(n)
+        expect(root.locator(".labkit-synthesis")).to_have_count(1)
+        for i, part in enumerate(spec.parts):
+            explore = nb.explore(part.letter)
+            expect(explore).to_have_count(1)
+            expect(explore.locator(".labkit-gate")).to_contain_text("Commit your prediction")
+            expect(explore.locator(".bqplot")).to_have_count(0)
+            expect(nb.reveal_gates().nth(i).locator(".labkit-gate")).to_contain_text(
+                "Commit your prediction first")
+
+    def test_committing_a_prediction_reveals_it_and_locks_the_answer(self, student: Student):
+        nb, spec = student.nb, student.spec
+        for i, part in enumerate(spec.parts):
+            pred, label = student.prediction(i), part.pick[0]
+            explore, reveal = nb.explore(part.letter), nb.reveal_gates().nth(i)
+            commit = pred.get_by_role("button", name="Commit prediction")
+            radios = pred.get_by_role("radio")
+            expect(radios).to_have_count(len(part.choices))
+            expect(commit).to_be_disabled()
+            for k in range(len(part.choices)):
+                expect(radios.nth(k)).to_be_enabled()
+
+            pred.get_by_role("radio", name=label, exact=True).check()
+            expect(commit).to_be_enabled()
+            commit.click()
+
+            expect(pred.locator(".labkit-answer-status")).to_contain_text(f"committed: {label}")
+            for k in range(len(part.choices)):
+                expect(radios.nth(k)).to_be_disabled()
+            expect(pred.get_by_role("radio", name=label, exact=True)).to_be_checked()
+            expect(commit).to_be_hidden()
+            expect(pred.get_by_role("button", name="Revise")).to_be_visible()
+            expect(reveal.locator(".labkit-reveal")).to_contain_text(f"You predicted {label}")
+            expect(reveal.locator(".labkit-gate")).to_have_count(0)
+            expect(explore.locator(".labkit-gate")).to_have_count(0)
+            expect(explore.locator(".labkit-explore-body")).to_be_visible()
+
+    def test_every_chart_is_drawn(self, student: Student):
+        student.commit_all()
+        for part in student.spec.parts:
+            figs = student.nb.explore(part.letter).locator(".bqplot.figure")
+            expect(figs).to_have_count(part.figures)
+            for k in range(part.figures):
+                figs.nth(k).scroll_into_view_if_needed()
+                wait_drawn(figs.nth(k))
+
+    def test_moving_a_slider_changes_the_chart(self, student: Student):
+        i = student.spec.part_index(SLIDER_PART)
+        student.commit(i)
+        area = student.nb.explore(SLIDER_PART)
+        slider = area.locator(".widget-slider").first
+        handle, value = slider.locator(".noUi-handle"), slider.locator(".widget-readout")
+        figs = area.locator(".bqplot.figure")
+        expect(figs).to_have_count(student.spec.parts[i].figures)
+        before = [wait_drawn(figs.nth(k)) for k in range(figs.count())]
+        shown, cards = value.inner_text(), area.locator(".labkit-readout").inner_text()
+        at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+
+        handle.press("ArrowLeft" if at_max else "ArrowRight")  # the keyboard, as a student
+
+        expect(value).not_to_have_text(shown)
+        after = wait_changed(figs, before)
+        changed = [k for k, (b, a) in enumerate(zip(before, after, strict=True))
+                   if b["ticks"] != a["ticks"] or b["lines"] != a["lines"]
+                   or b["bars"] != a["bars"] or b["points"] != a["points"]]
+        assert changed, "no chart changed its tick labels or marks"
+        expect(area.locator(".labkit-readout")).not_to_have_text(cards)
+
+    def test_saved_prediction_survives_close_and_reopen(self, student: Student):
+        nb, spec = student.nb, student.spec
+        student.commit_all()
+        assert nb.save() is False, "the notebook is still dirty after docmanager:save"
+        store = student.answers()
+        for part in spec.parts:
+            entry = store.get(spec.lab_id, part.key)
+            assert entry is not None and entry.first == part.pick[1], (part.key, entry)
+
+        nb.close_and_shutdown()
+        nb.open()
+        nb.run_all()
+
+        for i, part in enumerate(spec.parts):
+            pred, label = student.prediction(i), part.pick[0]
+            expect(pred.locator(".labkit-answer-status")).to_contain_text(f"committed: {label}")
+            expect(pred.get_by_role("radio", name=label, exact=True)).to_be_checked()
+            radios = pred.get_by_role("radio")
+            for k in range(len(part.choices)):
+                expect(radios.nth(k)).to_be_disabled()
+            expect(nb.reveal_gates().nth(i).locator(".labkit-reveal")).to_contain_text(
+                f"You predicted {label}")
+            expect(nb.explore(part.letter).locator(".labkit-gate")).to_have_count(0)
+        assert json.loads((nb.folder / DEFAULT_ANSWERS_PATH).read_text(encoding="utf-8"))
+
+    def test_report_downloads_and_is_saved_beside_the_notebook(self, student: Student):
+        nb, spec = student.nb, student.spec
+        student.commit(0)
+        first = spec.parts[0]
+        line = f"Prediction: {first.pick[0]} (committed"
+        synthesis = nb.notebook.locator(".labkit-synthesis")
+        links = synthesis.locator("a.labkit-download")
+        expect(links).to_have_count(2)
+        if line not in decoded_link(links.first):  # committed after the synthesis ran
+            synthesis.get_by_role("button", name="Refresh report").click()
+            nb.page.wait_for_function(  # the kernel re-renders the links with the answer
+                "([el, line]) => new TextDecoder().decode(Uint8Array.from(atob(el.getAttribute("
+                "'href').split(',')[1]), c => c.charCodeAt(0))).includes(line)",
+                arg=[links.first.element_handle(), line], timeout=WIDGET_MS)
+        expected = decoded_link(links.first)
+
+        with nb.page.expect_download(timeout=WIDGET_MS) as info:
+            links.first.click()
+        download = info.value
+        assert download.suggested_filename == spec.report_download
+        text = Path(download.path()).read_text(encoding="utf-8")
+        assert text == expected and line in text
+
+        with nb.page.expect_download(timeout=WIDGET_MS) as info:
+            links.nth(1).click()
+        data = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
+        assert data["lab"] == spec.lab_id and data["track"]["id"] == spec.track
+        assert data["parts"][first.letter]["prediction"]["entry"]["first"] == first.pick[1]
+
+        on_disk = nb.folder / spec.report_md
+        assert on_disk.exists(), f"{spec.report_md} was not written beside the notebook"
+        assert line in on_disk.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("notebook", WALL_NOTEBOOKS,
+                         ids=[Path(p).parent.name for p in WALL_NOTEBOOKS], scope="class")
+class TestMemoryWall:
+    """Part B of each notebook with a :data:`MEMORY_WALL` recipe, in a fresh copy."""
+
+    fresh_copy = True
+
+    def test_pushing_memory_past_the_wall_shows_out_of_memory(self, student: Student):
+        steps, reachable = MEMORY_WALL[student.spec.assignment]
+        student.commit(student.spec.part_index("B"))
+        area = student.nb.explore("B")
+        oom = area.locator(".widget-html.labkit-callout-danger")
+        cards = area.locator(".labkit-readout")
+        for label, key in steps:
+            handle = student.nb.slider_handle(area, label)
+            expect(handle).to_have_count(1)
+            before = cards.inner_text()
+            handle.press(key)
+            if handle.get_attribute("aria-valuenow") != (
+                    handle.get_attribute("aria-valuemax" if key == "End" else "aria-valuemin")):
+                raise AssertionError(f"{label}: {key} did not move the slider to its end")
+            if not reachable:
+                expect(cards).not_to_have_text(before)
+        if reachable:
+            expect(oom).to_be_visible()
+            expect(oom).to_contain_text("Out of memory")
+            expect(oom).to_contain_text("FAILURE")
+            expect(cards).to_contain_text("OOM")
+        else:
+            expect(oom).to_be_hidden()
+            expect(cards).not_to_contain_text("OOM")
+
+
+def test_every_memory_wall_recipe_names_a_released_notebook():
+    assert set(MEMORY_WALL) <= {Path(p).parent.name for p in NOTEBOOKS}
