@@ -16,7 +16,14 @@ from nbformat import NotebookNode
 
 from labkit.batching import sample_lengths, step_tables
 from labkit.course import cells as c
-from labkit.course.scaffold import HOW_IT_WORKS, Exercise, finish, part_cells, setup_cell
+from labkit.course.scaffold import (
+    HOW_IT_WORKS,
+    Exercise,
+    finish,
+    part_cells,
+    setup_cell,
+    synthesis_cells,
+)
 from labkit.hardware import get_hardware
 from labkit.kvcache import kv_fraction_per_device
 from labkit.models import get_model
@@ -354,11 +361,7 @@ recurring cost, and names a measurable assumption (e.g. achievable bandwidth or 
 request-length spread).
 ### END SOLUTION
 """
-    return [
-        c.markdown(memo_prompt, ids.take("synthesis-md")),
-        c.code("lab.synthesis()", ids.take("synthesis")),
-        c.manual(memo, ids.take("memo"), POINTS["memo"]),
-    ]
+    return synthesis_cells(memo_prompt, memo, ids, POINTS["memo"])
 
 
 def build_notebook(track_id: str) -> NotebookNode:

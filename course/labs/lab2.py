@@ -11,7 +11,14 @@ from __future__ import annotations
 from nbformat import NotebookNode
 
 from labkit.course import cells as c
-from labkit.course.scaffold import HOW_IT_WORKS, Exercise, finish, part_cells, setup_cell
+from labkit.course.scaffold import (
+    HOW_IT_WORKS,
+    Exercise,
+    finish,
+    part_cells,
+    setup_cell,
+    synthesis_cells,
+)
 from labkit.edge import edge_profile, get_link
 from labkit.hardware import Hardware, get_hardware
 from labkit.kvcache import kv_bytes_per_token
@@ -442,13 +449,9 @@ with its device count, justifies the parallel split by the link it crosses, and 
 the Lab 1 precision choice to B*, the KV headroom or the energy budget.
 ### END SOLUTION
 """
-    return [
-        c.markdown("## Synthesis\n\nComputed from *your* settings in Parts A–D, and connected "
-                   "to your Lab 1 design-ledger entry when you have one.",
-                   ids.take("synthesis-md")),
-        c.code("lab.synthesis()", ids.take("synthesis")),
-        c.manual(memo, ids.take("memo"), POINTS["memo"]),
-    ]
+    intro = ("## Synthesis\n\nComputed from *your* settings in Parts A–D, and connected to "
+             "your Lab 1 design-ledger entry when you have one.")
+    return synthesis_cells(intro, memo, ids, POINTS["memo"])
 
 
 def build_notebook(track_id: str) -> NotebookNode:

@@ -103,3 +103,12 @@ def finish(cells: list[NotebookNode], title: str) -> NotebookNode:
     for cell in cells:
         cell["id"] = cell.metadata["nbgrader"]["grade_id"]
     return c.notebook(cells, title)
+
+
+def synthesis_cells(intro: str, memo: str, ids: c.CellIds, points: int) -> list[NotebookNode]:
+    """The closing section: intro, the computed synthesis widget, the manually graded memo."""
+    return [
+        c.markdown(intro, ids.take("synthesis-md")),
+        c.code("lab.synthesis()", ids.take("synthesis")),
+        c.manual(memo, ids.take("memo"), points),
+    ]

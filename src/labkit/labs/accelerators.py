@@ -37,7 +37,6 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-import bqplot as bq
 import ipywidgets as ipw
 import numpy as np
 
@@ -48,7 +47,10 @@ from labkit.answers import AnswerStore, now_iso, read_ledger, record_ledger, wri
 from labkit.capacity import SLO_TARGETS, Sizing, size_deployment
 from labkit.hardware import Hardware, get_hardware
 from labkit.kvcache import kv_bytes_per_token, weight_bytes
-from labkit.labs.inference_economy import (
+from labkit.labs.common import (
+    CheckSpec,
+    LabPart,
+    Spec,
     _cards,
     _download_link,
     _md_entry,
@@ -56,7 +58,7 @@ from labkit.labs.inference_economy import (
     _plain,
     _table,
     _tex_num,
-    _verdict,
+    answer_key,
     fmt_time,
 )
 from labkit.models import Model, get_model
@@ -116,16 +118,6 @@ def scenario(track: str | Track) -> str:
     if tr.is_transformer:
         return "fleet" if tr.cost_unit == "USD" else "handheld"
     return "wearable" if get_hardware(tr.hardware_id).flash_bytes is not None else "vehicle"
-
-
-def answer_key(track_id: str, part: str, kind: str) -> str:
-    """AnswerStore key of a part's ``prediction`` or ``checkpoint`` (or ``memo``: part '')."""
-    if kind == "memo":
-        return f"{track_id}.memo"
-    if part not in PARTS or kind not in ("prediction", "checkpoint"):
-        raise ValueError(f"part must be one of {PARTS} and kind prediction/checkpoint/memo; "
-                         f"got {part!r}, {kind!r}")
-    return f"{track_id}.{part}.{kind}"
 
 
 # -- small helpers ------------------------------------------------------------------------------
@@ -855,8 +847,6 @@ def design_check(track: str | Track, config: Mapping[str, object]) -> dict[str, 
 
 # -- parts ----------------------------------------------------------------------------------------
 
-Spec = tuple[str, list[tuple[str, str]]]
-CheckSpec = tuple[str, list[tuple[str, str]], str, dict[str, str]]
 
 
 def _feedback(opts: Sequence[tuple[str, str]], expected: str, good: str,
@@ -864,81 +854,23 @@ def _feedback(opts: Sequence[tuple[str, str]], expected: str, good: str,
     return {val: (good if val == expected else bad) for _, val in opts}
 
 
-class Part:
-    """One lab part: banner, prediction, live exploration, reveal, math peek, checkpoint.
+class Part(LabPart):
+    """A Lab 2 part (the skeleton is :class:`labkit.labs.common.LabPart`); subclasses also
+    define ``takeaway``. Controls call :meth:`update`, which recomputes only what depends on
+    them."""
 
-    Subclasses define ``_setup`` (controls, figures, callouts, precomputation and
-    ``self._expected``), ``_hook``, ``_prediction_spec`` / ``_checkpoint_spec``,
-    ``_refresh`` (recompute + redraw from the settings), ``_reveal_body`` and
-    ``takeaway``. Controls call :meth:`update`, which recomputes only what depends on them.
-    """
+    lab_id = LAB_ID
+    titles = PART_TITLES
+    minutes = PART_MINUTES
+    kicker = "Lab 2 · "
 
-    letter = ""
-
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.track: Track = lab.track
+    def _init_context(self) -> None:
         self.hw: Hardware = get_hardware(self.track.hardware_id)
         self.model: Model = get_model(self.track.model_id)
-        self.scenario = lab.scenario
-        self.title = PART_TITLES[self.letter]
-        self.controls: dict[str, ipw.ValueWidget] = {}
-        self.figures: dict[str, bq.Figure] = {}
-        self.callouts: dict[str, lw.Callout] = {}
-        self.results: dict[str, object] = {}
-        self.readout = ipw.HTML()
-        self.readout.add_class("labkit-readout")
-        self.details = ipw.HTML()
-        self._reveal_html = ipw.HTML(value="")
-        self._reveal_html.add_class("labkit-reveal")
-        self.math = lw.MathPeek(f"Math peek: {self.title}")
-        self._expected: str = ""
-        self._setup()
-        tid = self.track.id
-        question, options = self._prediction_spec()
-        if self._expected not in [val for _, val in options]:
-            options.append((f"{self._expected} (computed by labkit)", self._expected))
-        self.predict = lw.Prediction(LAB_ID, answer_key(tid, self.letter, "prediction"),
-                                     question, options, lab.store)
-        self.reveal = self.predict.reveal_gate(
-            self._reveal_html, "Commit your prediction first: the comparison with the computed "
-                               "answer appears here.")
-        cq, copts, cexpected, cfeedback = self._checkpoint_spec()
-        self.checkpoint_expected = cexpected
-        self.checkpoint = lw.Checkpoint(LAB_ID, answer_key(tid, self.letter, "checkpoint"),
-                                        cq, copts, lab.store, feedback=cfeedback)
-        body = ipw.VBox([ipw.VBox(list(self.controls.values())), self.readout,
-                         *self.callouts.values(), *self._figure_rows(), self.details])
-        body.add_class("labkit-explore-body")
-        content: ipw.Widget = body
-        if lab.gate_explore:
-            content = self.predict.reveal_gate(
-                body, "Commit your prediction above to unlock the controls and charts.")
-        self.explore = ipw.VBox([content])
-        self.explore.add_class(f"labkit-explore-{self.letter}")
-        for ctl in self.controls.values():
-            ctl.observe(self._on_change, names="value")
-        self.predict.on_commit(lambda _entry: self._render_reveal())
-        self.update()
+        self.scenario = self.lab.scenario
 
-    # -- subclass hooks --------------------------------------------------------------------
-    def _setup(self) -> None:
-        raise NotImplementedError
-
-    def _hook(self) -> str:
-        raise NotImplementedError
-
-    def _prediction_spec(self) -> Spec:
-        raise NotImplementedError
-
-    def _checkpoint_spec(self) -> CheckSpec:
-        raise NotImplementedError
-
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        raise NotImplementedError
-
-    def _reveal_body(self) -> str:
-        raise NotImplementedError
+    def _state_extra(self) -> dict[str, object]:
+        return {"scenario": self.scenario}
 
     def takeaway(self) -> str:
         raise NotImplementedError
@@ -953,80 +885,10 @@ class Part:
         return rows
 
     # -- public ----------------------------------------------------------------------------
-    @property
-    def expected(self) -> str:
-        """The prediction's computed answer at the track's default settings."""
-        return str(self._expected)
-
-    def settings(self) -> dict[str, object]:
-        return {name: _plain(ctl.value) for name, ctl in self.controls.items()}
-
-    def update(self) -> None:
-        """Recompute from the current control values and redraw (the control callback)."""
-        self._refresh(self.settings())
-        self._render_reveal()
-
-    def banner(self) -> ipw.HTML:
-        tr = self.track
-        return ipw.HTML(
-            f"<div class='labkit-banner' style='border-left:6px solid #1f6fb2;padding:6px 12px;"
-            f"margin:12px 0 6px 0;background:#f4f8fb'>"
-            f"<div style='font-size:0.8em;color:#5d6d7e'>{lw.esc(tr.label)} · Lab 2 · Part "
-            f"{self.letter} · {PART_MINUTES[self.letter]}</div>"
-            f"<div style='font-size:1.3em;font-weight:700'>Part {self.letter}: "
-            f"{lw.esc(self.title)}</div>"
-            f"<div style='margin-top:4px'>{lw.esc(self._hook())}</div></div>")
-
-    def state(self) -> dict[str, object]:
-        """JSON-serialisable snapshot: settings, answers, computed answer and results."""
-        pe, ce = self.predict.entry, self.checkpoint.entry
-        return _plain({
-            "part": self.letter, "title": self.title, "track": self.track.id,
-            "scenario": self.scenario, "settings": self.settings(),
-            "prediction": {
-                "key": self.predict.key, "question": self.predict.question,
-                "entry": None if pe is None else pe.to_dict(), "expected": self.expected,
-                "first_correct": None if pe is None else pe.first == self.expected,
-                "current_correct": None if pe is None else pe.current == self.expected,
-            },
-            "checkpoint": {
-                "key": self.checkpoint.key, "entry": None if ce is None else ce.to_dict(),
-                "expected": self.checkpoint_expected,
-                "current_correct": None if ce is None else ce.current == self.checkpoint_expected,
-            },
-            "results": self.results,
-        })  # type: ignore[return-value]
-
     # -- internals -------------------------------------------------------------------------
-    def _on_change(self, _change: object) -> None:
-        self.update()
-
-    def _render_reveal(self) -> None:
-        value = self._reveal_body() if self.predict.committed else ""
-        if value != self._reveal_html.value:
-            self._reveal_html.value = value
-
-    def _prediction_line(self) -> str:
-        e = self.predict.entry
-        assert e is not None
-        first = self.predict.label_for(e.first)
-        line = f"You predicted <b>{lw.esc(first)}</b> {_verdict(e.first, self.expected)}"
-        if e.revised:
-            line += (f"; revised to <b>{lw.esc(self.predict.label_for(e.current))}</b> "
-                     f"{_verdict(e.current, self.expected)}")
-        return line
-
     def _computed_line(self) -> str:
         return (f"<div>{self._prediction_line()}.</div><div>Computed at the track defaults: "
                 f"<b>{lw.esc(self.predict.label_for(self.expected))}</b>.</div>")
-
-    def _set_details(self, html: str) -> None:
-        if html != self.details.value:
-            self.details.value = html
-
-    def _set_readout(self, html: str) -> None:
-        if html != self.readout.value:
-            self.readout.value = html
 
     def _callout(self, name: str, kind: str) -> lw.Callout:
         self.callouts[name] = lw.Callout(kind)

@@ -21,20 +21,17 @@ precomputed when the part is built) and updates marks in one ``hold_sync()`` blo
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
-import bqplot as bq
 import ipywidgets as ipw
 import numpy as np
 
 from labkit import widgets as lw
 from labkit.answers import (
-    AnswerEntry,
     AnswerStore,
     now_iso,
     record_ledger,
@@ -45,6 +42,19 @@ from labkit.batching import track_inputs as batching_track_inputs
 from labkit.economy import Crossover, track_crossover
 from labkit.hardware import get_hardware
 from labkit.kvcache import weight_bytes
+from labkit.labs.common import (
+    LabPart,
+    _cards,
+    _download_link,
+    _md_entry,
+    _ok,
+    _plain,
+    _table,
+    _tex_num,
+    answer_key,
+    fmt_num,
+    fmt_time,
+)
 from labkit.models import get_model
 from labkit.phases import RequestPhases, cnn_inference_time, track_phases
 from labkit.serving import (
@@ -84,16 +94,6 @@ OFF_SCALE = 3.0            # guardrail ratio shown for "not evaluable" / beyond 
 SLO_RATIO_MAX = 4.0
 
 
-def answer_key(track_id: str, part: str, kind: str) -> str:
-    """AnswerStore key of a part's ``prediction`` or ``checkpoint`` (or ``memo``: part '')."""
-    if kind == "memo":
-        return f"{track_id}.memo"
-    if part not in PARTS or kind not in ("prediction", "checkpoint"):
-        raise ValueError(f"part must be one of {PARTS} and kind prediction/checkpoint/memo; "
-                         f"got {part!r}, {kind!r}")
-    return f"{track_id}.{part}.{kind}"
-
-
 # -- buckets --------------------------------------------------------------------------------
 
 def crossover_bucket(days: float | None, horizon_days: float) -> str:
@@ -120,34 +120,9 @@ def session_bucket(sessions: int) -> str:
 
 # -- formatting -----------------------------------------------------------------------------
 
-def fmt_num(x: float) -> str:
-    a = abs(x)
-    if a >= 1e6:
-        return f"{x:,.3e}" if a >= 1e12 else f"{x:,.0f}"
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 1:
-        return f"{x:,.2f}"
-    return f"{x:.3g}"
-
-
 def fmt_cost(x: float | None, unit: str) -> str:
     """``12,139 USD``, ``583 mWh``, ``0.0014 USD`` (no '$': it would start LaTeX math)."""
     return "n/a" if x is None else f"{fmt_num(x)} {unit}"
-
-
-def fmt_time(s: float | None) -> str:
-    if s is None or not math.isfinite(s):
-        return "n/a"
-    if s < 1e-3:
-        return f"{s * 1e6:.3g} µs"
-    if s < 1:
-        return f"{s * 1e3:.3g} ms"
-    if s < 600:
-        return f"{s:.3g} s"
-    if s < 36_000:
-        return f"{s / 60:,.0f} min"
-    return f"{s / 3600:,.3g} h"
 
 
 def fmt_days(days: float | None, horizon: float | None = None) -> str:
@@ -162,64 +137,6 @@ def fmt_days(days: float | None, horizon: float | None = None) -> str:
     if days <= WEEKS_BUCKET_MAX:
         return f"{days:.3g} days ({days / 7:.3g} weeks)"
     return f"{days:,.0f} days ({days / 30.44:.3g} months)"
-
-
-def _tex_num(x: float) -> str:
-    """A number for LaTeX: 8.64e6 -> 8.64\\times10^{6}, 250000 -> 250{,}000."""
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if a >= 1e6 or a < 1e-3:
-        mant, exp = f"{x:.3e}".split("e")
-        return f"{float(mant):.3g}\\times10^{{{int(exp)}}}"
-    return fmt_num(x).replace(",", "{,}")
-
-
-def _plain(x: object) -> object:
-    """numpy -> Python, tuples -> lists, recursively (JSON-ready)."""
-    if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _plain(x.tolist())
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
-
-
-def _cards(items: Sequence[tuple[str, str, str, str]]) -> str:
-    """Metric cards: (label, value, note, colour)."""
-    cells = "".join(
-        f"<div class='labkit-card' style='flex:1;min-width:150px;border:1px solid #d5d8dc;"
-        f"border-top:4px solid {color};border-radius:4px;padding:6px 10px'>"
-        f"<div style='font-size:0.75em;color:#5d6d7e;text-transform:uppercase'>{lw.esc(label)}"
-        f"</div><div class='labkit-card-value' style='font-size:1.25em;font-weight:700'>"
-        f"{lw.esc(value)}</div><div style='font-size:0.8em;color:#7f8c8d'>{lw.esc(note)}</div>"
-        f"</div>" for label, value, note, color in items)
-    return f"<div style='display:flex;gap:8px;flex-wrap:wrap;margin:6px 0'>{cells}</div>"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """An HTML table; cells are trusted HTML built here."""
-    head = "".join(f"<th style='text-align:left;padding:3px 8px;border-bottom:2px solid #aab7b8'>"
-                   f"{lw.esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td style='padding:3px 8px;border-bottom:1px solid "
-                                    f"#e5e8e8'>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return (f"<table class='labkit-table' style='border-collapse:collapse;font-size:0.9em'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-
-
-def _ok(flag: bool) -> str:
-    return ("<span style='color:#1e8449;font-weight:700'>✔ pass</span>" if flag
-            else "<span style='color:#c0392b;font-weight:700'>✖ fail</span>")
-
-
-def _verdict(predicted: object, actual: object) -> str:
-    return ("<span style='color:#1e8449;font-weight:700'>✔ matches</span>" if predicted == actual
-            else "<span style='color:#b9770e;font-weight:700'>✖ differs</span>")
 
 
 def _unit_scale(nbytes: float) -> tuple[float, str]:
@@ -251,150 +168,15 @@ def _guardrail_label(name: str) -> str:
 
 # -- parts ----------------------------------------------------------------------------------
 
-class Part:
-    """One lab part: banner, prediction, live exploration, reveal, math peek, checkpoint.
+class Part(LabPart):
+    """A Lab 1 part (the skeleton is :class:`labkit.labs.common.LabPart`)."""
 
-    Subclasses define ``_setup`` (controls, figures, callouts, precomputation),
-    ``_prediction_spec`` / ``_checkpoint_spec`` and ``_refresh`` (recompute + redraw).
-    """
+    lab_id = LAB_ID
+    titles = PART_TITLES
+    minutes = PART_MINUTES
 
-    letter = ""
-
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
-        self.track: Track = lab.track
-        self.title = PART_TITLES[self.letter]
-        self.controls: dict[str, ipw.ValueWidget] = {}
-        self.figures: dict[str, bq.Figure] = {}
-        self.callouts: dict[str, lw.Callout] = {}
-        self.results: dict[str, object] = {}
-        self.readout = ipw.HTML()
-        self.readout.add_class("labkit-readout")
-        self.details = ipw.HTML()
-        self._reveal_html = ipw.HTML(value="")
-        self._reveal_html.add_class("labkit-reveal")
-        self.math = lw.MathPeek(f"Math peek: {self.title}")
-        self._setup()
-        tid = self.track.id
-        question, options = self._prediction_spec()
-        self.predict = lw.Prediction(LAB_ID, answer_key(tid, self.letter, "prediction"),
-                                     question, options, lab.store)
-        self.reveal = self.predict.reveal_gate(
-            self._reveal_html, "Commit your prediction first: the comparison with the computed "
-                               "answer appears here.")
-        cq, copts, cexpected, cfeedback = self._checkpoint_spec()
-        self.checkpoint_expected = cexpected
-        self.checkpoint = lw.Checkpoint(LAB_ID, answer_key(tid, self.letter, "checkpoint"),
-                                        cq, copts, lab.store, feedback=cfeedback)
-        body = ipw.VBox([
-            ipw.VBox(list(self.controls.values())),
-            self.readout,
-            *self.callouts.values(),
-            *self._figure_rows(),
-            self.details,
-        ])
-        body.add_class("labkit-explore-body")
-        content: ipw.Widget = body
-        if lab.gate_explore:
-            content = self.predict.reveal_gate(
-                body, "Commit your prediction above to unlock the controls and charts.")
-        self.explore = ipw.VBox([content])
-        self.explore.add_class(f"labkit-explore-{self.letter}")
-        for ctl in self.controls.values():
-            ctl.observe(self._on_change, names="value")
-        self.predict.on_commit(lambda _entry: self._render_reveal())
-        self.update()
-
-    # -- subclass hooks --------------------------------------------------------------------
-    def _setup(self) -> None:
-        raise NotImplementedError
-
-    def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
-        raise NotImplementedError
-
-    def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
-        raise NotImplementedError
-
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        raise NotImplementedError
-
-    def _reveal_body(self) -> str:
-        raise NotImplementedError
-
-    def _figure_rows(self) -> list[ipw.Widget]:
-        return list(self.figures.values())
-
-    # -- public ----------------------------------------------------------------------------
-    @property
-    def expected(self) -> str:
-        """The prediction's computed answer at the track's default settings."""
-        return str(self._expected)
-
-    def settings(self) -> dict[str, object]:
-        return {name: _plain(ctl.value) for name, ctl in self.controls.items()}
-
-    def update(self) -> None:
-        """Recompute from the current control values and redraw (the control callback)."""
-        self._refresh(self.settings())
-        self._render_reveal()
-
-    def banner(self) -> ipw.HTML:
-        tr = self.track
-        return ipw.HTML(
-            f"<div class='labkit-banner' style='border-left:6px solid #1f6fb2;padding:6px 12px;"
-            f"margin:12px 0 6px 0;background:#f4f8fb'>"
-            f"<div style='font-size:0.8em;color:#5d6d7e'>{lw.esc(tr.label)} · Part "
-            f"{self.letter} · {PART_MINUTES[self.letter]}</div>"
-            f"<div style='font-size:1.3em;font-weight:700'>Part {self.letter}: "
-            f"{lw.esc(self.title)}</div>"
-            f"<div style='margin-top:4px'>{lw.esc(tr.narrative.hooks[self.letter])}</div></div>")
-
-    def state(self) -> dict[str, object]:
-        """JSON-serialisable snapshot: settings, answers, computed answer and results."""
-        pe, ce = self.predict.entry, self.checkpoint.entry
-        return _plain({
-            "part": self.letter, "title": self.title, "track": self.track.id,
-            "settings": self.settings(),
-            "prediction": {
-                "key": self.predict.key, "question": self.predict.question,
-                "entry": None if pe is None else pe.to_dict(), "expected": self.expected,
-                "first_correct": None if pe is None else pe.first == self.expected,
-                "current_correct": None if pe is None else pe.current == self.expected,
-            },
-            "checkpoint": {
-                "key": self.checkpoint.key, "entry": None if ce is None else ce.to_dict(),
-                "expected": self.checkpoint_expected,
-                "current_correct": None if ce is None else ce.current == self.checkpoint_expected,
-            },
-            "results": self.results,
-        })  # type: ignore[return-value]
-
-    # -- internals -------------------------------------------------------------------------
-    def _on_change(self, _change: object) -> None:
-        self.update()
-
-    def _render_reveal(self) -> None:
-        value = self._reveal_body() if self.predict.committed else ""
-        if value != self._reveal_html.value:
-            self._reveal_html.value = value
-
-    def _prediction_line(self) -> str:
-        e = self.predict.entry
-        assert e is not None
-        first = self.predict.label_for(e.first)
-        line = (f"You predicted <b>{lw.esc(first)}</b> {_verdict(e.first, self.expected)}")
-        if e.revised:
-            line += (f"; revised to <b>{lw.esc(self.predict.label_for(e.current))}</b> "
-                     f"{_verdict(e.current, self.expected)}")
-        return line
-
-    def _set_details(self, html: str) -> None:
-        if html != self.details.value:
-            self.details.value = html
-
-    def _set_readout(self, html: str) -> None:
-        if html != self.readout.value:
-            self.readout.value = html
+    def _hook(self) -> str:
+        return self.track.narrative.hooks[self.letter]
 
 
 # -- Part A ---------------------------------------------------------------------------------
@@ -1563,18 +1345,3 @@ class Lab:
         self._synthesis = box
         return box
 
-
-def _md_entry(q: lw._Question, e: AnswerEntry | None) -> str:
-    if e is None:
-        return "not committed"
-    text = f"{q.label_for(e.first)} (committed {e.first_at})"
-    if e.revised:
-        text += f"; revised: {q.label_for(e.current)} ({e.current_at})"
-    return text
-
-
-def _download_link(text: str, filename: str, mime: str, label: str) -> str:
-    b64 = base64.b64encode(text.encode("utf-8")).decode("ascii")
-    return (f"<a download='{lw.esc(filename)}' href='data:{mime};charset=utf-8;base64,{b64}' "
-            f"target='_blank' class='labkit-download' style='color:#1f6fb2;"
-            f"text-decoration:underline;font-weight:600'>{lw.esc(label)}</a>")
