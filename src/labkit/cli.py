@@ -11,6 +11,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 EXIT_USAGE = 2
@@ -99,6 +100,51 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--check", action="store_true",
                    help="rebuild in a scratch copy and fail if anything committed is stale")
     b.add_argument("--root", default=None, help="course repository root (default: search up)")
+
+    def _where(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--root", default=None,
+                       help="course root with source/, release/, submitted/ (default: search up)")
+        q.add_argument("--db", default=None,
+                       help="gradebook URL (default: sqlite:///ROOT/gradebook.db)")
+
+    g = course.add_parser("grade", help="autograde collected submissions in parallel, "
+                          "each in a sandbox; resumable")
+    g.add_argument("lab", help="a lab (lab1) or one assignment (lab1_iphone)")
+    g.add_argument("--track", action="append", default=None, help="only this track (repeat)")
+    g.add_argument("--workers", type=_number("workers", 0, integer=True, strict=False),
+                   default=0, help="local worker processes (default: one per core)")
+    g.add_argument("--scheduler", default=None,
+                   help="grade on a Dask cluster instead, e.g. tcp://host:8786")
+    g.add_argument("--cell-timeout", type=_count, default=60, help="seconds per cell")
+    g.add_argument("--job-timeout", type=_count, default=900, help="seconds per submission")
+    g.add_argument("--memory-mb", type=_count, default=3072, help="memory cap per kernel (MiB)")
+    g.add_argument("--force", action="store_true", help="regrade what is already graded")
+    g.add_argument("--no-isolation", action="store_true",
+                   help="run student code without the sandbox (machines without namespaces)")
+    _where(g)
+
+    f = course.add_parser("feedback", help="per-student HTML feedback (nbgrader)")
+    f.add_argument("lab", help="a lab (lab1) or one assignment (lab1_iphone)")
+    f.add_argument("--track", action="append", default=None)
+    _where(f)
+
+    e = course.add_parser("export", help="grade CSV per assignment and the class summary")
+    e.add_argument("labs", nargs="*", help="labs or assignments (default: all in source/)")
+    e.add_argument("--out", default=None, help="output folder (default: ROOT/exports)")
+    _where(e)
+
+    d = course.add_parser("demo", help="the whole pipeline on a fresh demo course: release, "
+                          "demo submissions, grade, feedback, export")
+    d.add_argument("--dir", default="out/demo-course", help="demo course folder (replaced)")
+    d.add_argument("--labs", nargs="+", default=["lab1", "lab2"])
+    d.add_argument("--workers", type=_number("workers", 0, integer=True, strict=False),
+                   default=0)
+    d.add_argument("--root", default=None, help="course repository (default: search up)")
+
+    x = course.add_parser("fixtures", help="rewrite autograder/fixtures (honest and hostile "
+                          "submissions with expected scores)")
+    x.add_argument("--lab", default="lab1")
+    x.add_argument("--root", default=None, help="course repository (default: search up)")
 
     p = sub.add_parser("summary", help="track summaries and the paper's roofline figures")
     p.add_argument("--json", action="store_true")
@@ -270,6 +316,9 @@ def _cmd_course(a: argparse.Namespace) -> None:
     from labkit.course.build import build, find_root, stale_files
 
     root = find_root(Path(a.root) if a.root else None)
+    if a.course_command != "build":
+        _cmd_course_grading(a, root)
+        return
     if a.check:
         problems = stale_files(root)
         if problems:
@@ -282,6 +331,50 @@ def _cmd_course(a: argparse.Namespace) -> None:
         return
     for a_ in build(root):
         print(f"built source/{a_.name} and release/{a_.name}")
+
+
+def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
+    from labkit.course import demo
+    from labkit.course.grade import GradeError, GradeOptions, grade
+
+    db = getattr(a, "db", None) or f"sqlite:///{root / 'gradebook.db'}"
+    if a.course_command == "demo":
+        raise SystemExit(demo.run_pipeline(root, Path(a.dir).resolve(), a.labs, a.workers))
+    if a.course_command == "fixtures":
+        dest = root / "autograder" / "fixtures" / a.lab
+        expected = demo.write_fixture_set(root, dest, a.lab)
+        print(f"wrote {len(expected)} submissions and expected.json under {dest}")
+        return
+    if a.course_command == "export":
+        from labkit.course.report import export
+
+        names = [n for lab in (a.labs or sorted({p.name.split('_')[0] for p in
+                                                 (root / "source").glob("*_*")}))
+                 for n in demo.lab_assignments(root, lab)]
+        out = export(root, db, Path(a.out) if a.out else root / "exports", names)
+        for path in out.csv_paths:
+            print(f"wrote {path}")
+        print(f"class summary: {out.summary_html}")
+        return
+    names = demo.lab_assignments(root, a.lab, a.track)
+    if a.course_command == "feedback":
+        from labkit.course.report import write_feedback
+
+        paths = write_feedback(root, db, names)
+        print(f"wrote {len(paths)} feedback file(s) under {root / 'feedback'}")
+        return
+    try:
+        options = GradeOptions(workers=a.workers, cell_timeout=a.cell_timeout,
+                               job_timeout=a.job_timeout, memory_mb=a.memory_mb,
+                               isolate=not a.no_isolation, scheduler=a.scheduler,
+                               force=a.force)
+        report = grade(root, names, db_url=db, options=options, log=print)
+    except GradeError as exc:
+        print(f"labkit: error: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+    print(report.summary())
+    if report.errors:
+        raise SystemExit(1)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {

@@ -1,0 +1,593 @@
+"""``labkit course grade``: autograde every collected submission, in parallel, safely.
+
+Built on nbgrader, not beside it: each submission is graded by nbgrader's own
+``Autograde`` (in :mod:`labkit.course.worker`) in a job folder of its own, against a
+snapshot of the gradebook, with its kernel in :mod:`labkit.course.sandbox`. This process
+is the **only writer** of the course's SQLite gradebook: it merges each result through
+nbgrader's ``Gradebook`` API, one submission per transaction, then appends a line to a
+journal (``.labkit/grade_journal.jsonl``). Killed at any point and started again, it skips
+what the journal *and* the gradebook both show as graded from the same files, and grades
+the rest; a submission merged twice gets the same values, never a second row.
+
+Work runs on a local pool of worker processes (default: one per core) or on an existing
+Dask cluster (``scheduler="tcp://host:port"``); the job folders travel as tar archives, so
+Dask workers need labkit but no shared file system.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import queue
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from labkit.course.worker import RESULT
+
+GRADER_VERSION = "labkit-grade-1"
+JOURNAL = Path(".labkit") / "grade_journal.jsonl"
+NOTES_FILE = "labkit_grading.json"
+
+
+class GradeError(RuntimeError):
+    """The grading run cannot start (missing assignment, no sandbox, bad option)."""
+
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """How to grade. Times in seconds, memory in MiB."""
+
+    workers: int = 0            # 0: one per CPU core
+    cell_timeout: int = 60      # per cell, before the kernel is interrupted
+    job_timeout: int = 900      # per submission, before its worker is killed
+    memory_mb: int = 3072       # address-space limit of each student kernel
+    isolate: bool = True        # refuse to grade when the sandbox is unavailable
+    scheduler: str | None = None
+    force: bool = False         # regrade even what the journal shows as done
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("workers", "cell_timeout", "job_timeout", "memory_mb"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < (
+                    0 if name == "workers" else 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+    @property
+    def pool_size(self) -> int:
+        return self.workers or os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One submission's grading: status is ``graded``, ``skipped`` (already) or ``error``."""
+
+    assignment: str
+    student: str
+    status: str
+    score: float = 0.0
+    max_score: float = 0.0
+    findings: tuple[str, ...] = ()
+    flagged: bool = False
+    error: str = ""
+    seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GradeReport:
+    outcomes: tuple[Outcome, ...]
+    wall_seconds: float
+    workers: int
+    isolation: str
+
+    @property
+    def errors(self) -> tuple[Outcome, ...]:
+        return tuple(o for o in self.outcomes if o.status == "error")
+
+    def summary(self) -> str:
+        """The table an instructor reads at the end of a run."""
+        done = [o for o in self.outcomes if o.status == "graded"]
+        skipped = [o for o in self.outcomes if o.status == "skipped"]
+        per = self.wall_seconds / len(done) if done else 0.0
+        lines = [f"graded {len(done)} submission(s) in {self.wall_seconds:.1f} s with "
+                 f"{self.workers} worker(s) ({per:.2f} s per submission); "
+                 f"{len(skipped)} already graded, {len(self.errors)} failed; "
+                 f"sandbox: {self.isolation}"]
+        by_assignment: dict[str, list[Outcome]] = {}
+        for o in self.outcomes:
+            by_assignment.setdefault(o.assignment, []).append(o)
+        lines.append(f"{'assignment':<22}{'graded':>7}{'mean':>8}{'min':>7}{'max':>7}"
+                     f"{'of':>6}{'flagged':>9}{'errors':>8}")
+        for name, items in sorted(by_assignment.items()):
+            scored = [o for o in items if o.status in ("graded", "skipped")]
+            scores = [o.score for o in scored] or [0.0]
+            top = max((o.max_score for o in scored), default=0.0)
+            lines.append(f"{name:<22}{len(scored):>7}{sum(scores) / len(scores):>8.2f}"
+                         f"{min(scores):>7.1f}{max(scores):>7.1f}{top:>6.0f}"
+                         f"{sum(o.flagged for o in items):>9}"
+                         f"{sum(o.status == 'error' for o in items):>8}")
+        if done:
+            keys = ("prepare", "kernel_start", "execute", "nbgrader_other", "merge")
+            means = {k: sum(o.timings.get(k, 0.0) for o in done) / len(done) for k in keys}
+            lines.append("mean time per submission: " + ", ".join(
+                f"{k.replace('_', ' ')} {v:.2f} s" for k, v in means.items()))
+        codes = Counter(code for o in self.outcomes for code in o.findings)
+        if codes:
+            lines.append("findings: " + ", ".join(f"{c} x{n}" for c, n in codes.most_common()))
+        for o in self.errors:
+            lines.append(f"FAILED {o.assignment}/{o.student}: {o.error.splitlines()[0][:200]}")
+        return "\n".join(lines)
+
+
+# -- gradebook ----------------------------------------------------------------------------
+
+def _ensure_path() -> None:
+    """nbgrader shells out to ``alembic``: this interpreter's bin must be on PATH."""
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+def _sqlite_path(db_url: str) -> Path:
+    if not db_url.startswith("sqlite:///"):
+        raise GradeError(f"db_url must be a sqlite:/// URL (the snapshot is a file copy), "
+                         f"got {db_url!r}")
+    return Path(db_url[len("sqlite:///"):])
+
+
+def snapshot_gradebook(db_url: str, dest: Path) -> Path:
+    """Copy the gradebook without any student or grade: what a job may see."""
+    src = sqlite3.connect(_sqlite_path(db_url))
+    out = sqlite3.connect(dest)
+    with out:
+        src.backup(out)
+    src.close()
+    with out:
+        for table in ("comment", "grade", "submitted_notebook", "submitted_assignment",
+                      "student"):
+            out.execute(f"DELETE FROM {table}")
+    out.execute("VACUUM")
+    out.close()
+    return dest
+
+
+def _check_assignments(db_url: str, course_id: str, assignments: Sequence[str]) -> None:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(db_url, course_id) as gb:
+        for name in assignments:
+            try:
+                gb.find_assignment(name)
+            except MissingEntry:
+                known = ", ".join(sorted(a.name for a in gb.assignments)) or "none"
+                raise GradeError(f"assignment {name!r} is not in the gradebook {db_url} "
+                                 f"(known: {known}); run `nbgrader generate_assignment "
+                                 f"{name}` first") from None
+
+
+# -- journal ------------------------------------------------------------------------------
+
+def read_journal(root: Path) -> dict[tuple[str, str], dict]:
+    """Last journal entry per (assignment, student); a torn last line is ignored."""
+    path = root / JOURNAL
+    entries: dict[tuple[str, str], dict] = {}
+    if not path.exists():
+        return entries
+    for line in path.read_text().splitlines():
+        try:
+            entry = json.loads(line)
+            entries[(entry["assignment"], entry["student"])] = entry
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return entries
+
+
+def _append_journal(root: Path, entry: dict) -> None:
+    path = root / JOURNAL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fh.write(json.dumps(entry, sort_keys=True) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def fingerprint(submission: Path, release: Path) -> str:
+    """Hash of what decides a grade: the submitted files, the release, the grader."""
+    h = hashlib.sha256(GRADER_VERSION.encode())
+    for base in (release, submission):
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(base).as_posix()
+            if path.is_symlink():
+                h.update(f"{rel}->{os.readlink(path)}".encode())
+            elif path.is_file():
+                h.update(rel.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _already_graded(gb: object, assignment: str, student: str) -> bool:
+    from nbgrader.api import MissingEntry
+
+    try:
+        sub = gb.find_submission(assignment, student)  # type: ignore[attr-defined]
+    except MissingEntry:
+        return False
+    grades = [g for nb in sub.notebooks for g in nb.grades if g.cell.cell_type == "code"]
+    return bool(grades) and all(g.auto_score is not None for g in grades)
+
+
+# -- jobs ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Job:
+    assignment: str
+    student: str
+    folder: Path
+    fingerprint: str
+
+
+def _make_job(root: Path, run_dir: Path, n: int, assignment: str, student: str,
+              snapshot: Path, options: GradeOptions, course_id: str, fp: str) -> _Job:
+    folder = run_dir / "j" / f"{n:04d}"
+    folder.mkdir(parents=True)
+    shutil.copytree(root / "submitted" / student / assignment, folder / "raw", symlinks=True)
+    release = root / "release" / assignment
+    shutil.copytree(release, folder / "release", ignore=shutil.ignore_patterns(
+        "*.ipynb_checkpoints"))
+    shutil.copytree(root / "source" / assignment, folder / "source",
+                    ignore=shutil.ignore_patterns("*.ipynb", ".ipynb_checkpoints"))
+    shutil.copy(snapshot, folder / "gradebook.db")
+    notebooks = sorted(p.stem for p in release.glob("*.ipynb"))
+    job = {"assignment": assignment, "student": student, "course_id": course_id,
+           "notebooks": notebooks, "timeout": options.cell_timeout,
+           "memory_bytes": options.memory_mb * 1024**2,
+           "cpu_seconds": options.job_timeout, "isolate": options.isolate,
+           "hide": [str(root.resolve())]}
+    (folder / "job.json").write_text(json.dumps(job, indent=1))
+    return _Job(assignment, student, folder, fp)
+
+
+def _error_result(folder: Path, message: str) -> None:
+    if not (folder / RESULT).exists():
+        job = json.loads((folder / "job.json").read_text())
+        (folder / RESULT).write_text(json.dumps({
+            "assignment": job["assignment"], "student": job["student"], "status": "error",
+            "error": message, "findings": []}))
+
+
+def _worker_limits(memory_bytes: int) -> Callable[[], None]:
+    """In the worker before exec: a memory cap, and die with the grading process."""
+    def apply() -> None:
+        import ctypes
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    return apply
+
+
+def _sweep_stale_runs() -> None:
+    """Remove job folders left by a grading run that was killed (its pid is gone)."""
+    for folder in Path(tempfile.gettempdir()).glob("lkg-*"):
+        try:
+            pid = int((folder / "owner.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue
+
+
+class _LocalPool:
+    """N long-lived ``labkit.course.worker --serve`` processes; a stuck one is killed."""
+
+    def __init__(self, size: int, options: GradeOptions, log_dir: Path) -> None:
+        self.size, self.options, self.log_dir = size, options, log_dir
+
+    def _spawn(self, slot: int) -> subprocess.Popen:
+        log = open(self.log_dir / f"worker-{slot}.log", "ab")  # noqa: SIM115 -- owned by proc
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "labkit.course.worker", "--serve"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+            start_new_session=True, env=os.environ.copy(),
+            preexec_fn=_worker_limits((self.options.memory_mb + 3072) * 1024**2))
+        log.close()
+        return proc
+
+    def _readline(self, proc: subprocess.Popen, timeout: float) -> str:
+        timer = threading.Timer(timeout, self._kill, (proc,))
+        timer.start()
+        try:
+            return proc.stdout.readline().strip() if proc.stdout else ""
+        finally:
+            timer.cancel()
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    def run(self, jobs: Sequence[_Job], on_done: Callable[[_Job], None]) -> None:
+        todo: queue.Queue[_Job | None] = queue.Queue()
+        done: queue.Queue[_Job] = queue.Queue()
+        for job in jobs:
+            todo.put(job)
+        size = min(self.size, len(jobs))
+        for _ in range(size):
+            todo.put(None)
+
+        def slot(n: int) -> None:
+            proc: subprocess.Popen | None = None
+            while (job := todo.get()) is not None:
+                try:
+                    if proc is None or proc.poll() is not None:
+                        proc = self._spawn(n)
+                        if self._readline(proc, 120) != "ready":
+                            raise RuntimeError("the grading worker did not start (see "
+                                               f"{self.log_dir}/worker-{n}.log)")
+                    assert proc.stdin is not None
+                    proc.stdin.write(f"{job.folder}\n")
+                    proc.stdin.flush()
+                    if self._readline(proc, self.options.job_timeout) != f"done {job.folder}":
+                        self._kill(proc)
+                        proc.wait()
+                        proc = None
+                        _error_result(job.folder, "grading stopped: the submission exceeded "
+                                      f"the {self.options.job_timeout} s limit or crashed its "
+                                      "grading worker")
+                except Exception as exc:  # a broken slot reports, the others go on
+                    _error_result(job.folder, f"{type(exc).__name__}: {exc}")
+                    if proc is not None:
+                        self._kill(proc)
+                        proc = None
+                done.put(job)
+            if proc is not None and proc.stdin is not None:
+                proc.stdin.close()
+                proc.wait(timeout=30)
+
+        threads = [threading.Thread(target=slot, args=(n,), daemon=True) for n in range(size)]
+        for t in threads:
+            t.start()
+        for _ in jobs:
+            on_done(done.get())
+        for t in threads:
+            t.join(timeout=60)
+
+
+def pack_job(folder: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name in ("job.json", "gradebook.db", "raw", "release", "source"):
+            # symlinks are never graded; leave them out rather than ship them
+            tar.add(folder / name, arcname=name,
+                    filter=lambda info: None if info.issym() or info.islnk() else info)
+    return buf.getvalue()
+
+
+def _unpack_result(payload: bytes, folder: Path) -> None:
+    with tarfile.open(fileobj=io.BytesIO(payload), mode="r:gz") as tar:
+        tar.extractall(folder, filter="data")
+
+
+def _run_dask(scheduler: str, jobs: Sequence[_Job], options: GradeOptions,
+              on_done: Callable[[_Job], None]) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - the dev extra installs it
+        raise GradeError("--scheduler needs dask.distributed: pip install "
+                         "'labkit[scale]'") from None
+    from labkit.course.worker import grade_packed
+
+    with Client(scheduler, timeout=30) as client:
+        futures = {client.submit(grade_packed, pack_job(job.folder), options.job_timeout,
+                                 pure=False, key=f"labkit-grade-{job.folder.name}-"
+                                 f"{os.urandom(4).hex()}"): job for job in jobs}
+        for future in as_completed(futures):
+            job = futures[future]
+            try:
+                _unpack_result(future.result(), job.folder)
+            except Exception as exc:
+                _error_result(job.folder, f"dask: {type(exc).__name__}: {exc}")
+            on_done(job)
+
+
+# -- merge --------------------------------------------------------------------------------
+
+def _install_autograded(root: Path, job: _Job, result: dict) -> None:
+    """Replace ``autograded/<student>/<assignment>`` by the job's, in one rename."""
+    src = job.folder / "course" / "autograded" / job.student / job.assignment
+    parent = root / "autograded" / job.student
+    parent.mkdir(parents=True, exist_ok=True)
+    target = parent / job.assignment
+    staging = Path(tempfile.mkdtemp(prefix=f".{job.assignment}-", dir=parent))
+    if src.is_dir():
+        shutil.copytree(src, staging, dirs_exist_ok=True)
+    notes = {"status": result.get("status"), "findings": result.get("findings", []),
+             "error": result.get("error", "")}
+    (staging / NOTES_FILE).write_text(json.dumps(notes, indent=1))
+    old = None
+    if target.exists():
+        old = parent / f".{job.assignment}-old-{os.getpid()}"
+        os.replace(target, old)
+    os.replace(staging, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _merge(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
+    """Write one graded result into the course gradebook (nbgrader API), then journal it."""
+    with warnings.catch_warnings():  # nbgrader's own autoflush chatter (SAWarning)
+        warnings.simplefilter("ignore")
+        return _merge_quiet(gb, root, job, result)
+
+
+def _merge_quiet(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
+    t0 = time.perf_counter()
+    findings = result.get("findings", [])
+    flagged = any(f.get("flag") for f in findings)
+    codes = tuple(f.get("code", "") for f in findings)
+    if result.get("status") != "graded":
+        return Outcome(job.assignment, job.student, "error", findings=codes, flagged=flagged,
+                       error=result.get("error", "unknown error"),
+                       seconds=result.get("seconds", 0.0))
+    _install_autograded(root, job, result)
+    gb.update_or_create_student(job.student)  # type: ignore[attr-defined]
+    stamp = result.get("timestamp")
+    kwargs = {"timestamp": datetime.fromisoformat(stamp)} if stamp else {}
+    sub = gb.update_or_create_submission(job.assignment, job.student,  # type: ignore[attr-defined]
+                                         **kwargs)
+    score = max_score = 0.0
+    for nb_name, nb in result["notebooks"].items():
+        snb = gb.find_submission_notebook(nb_name, job.assignment,  # type: ignore[attr-defined]
+                                          job.student)
+        snb.late_submission_penalty = nb["late_penalty"]
+        for gid, g in nb["grades"].items():
+            grade = gb.find_grade(gid, nb_name, job.assignment, job.student)  # type: ignore[attr-defined]
+            grade.auto_score = g["auto_score"]
+            grade.needs_manual_grade = bool(g["needs_manual_grade"]
+                                            or grade.manual_score is not None)
+            if g["cell_type"] == "code":
+                score += g["auto_score"] or 0.0
+                max_score += g["max_score"] or 0.0
+        for gid, text in nb["comments"].items():
+            gb.find_comment(gid, nb_name, job.assignment,  # type: ignore[attr-defined]
+                            job.student).auto_comment = text
+    sub.flagged = flagged
+    gb.db.commit()  # type: ignore[attr-defined]
+    timings = dict(result.get("timings", {}))
+    timings["merge"] = time.perf_counter() - t0
+    _append_journal(root, {"assignment": job.assignment, "student": job.student,
+                           "fingerprint": job.fingerprint, "status": "graded",
+                           "score": score, "max_score": max_score, "findings": list(codes),
+                           "at": datetime.now().isoformat(timespec="seconds")})
+    return Outcome(job.assignment, job.student, "graded", score, max_score, codes, flagged,
+                   seconds=result.get("seconds", 0.0), timings=timings)
+
+
+# -- entry point --------------------------------------------------------------------------
+
+def collected(root: Path, assignments: Iterable[str]) -> list[tuple[str, str]]:
+    """(assignment, student) for every collected submission, in a stable order."""
+    out = []
+    submitted = root / "submitted"
+    for assignment in assignments:
+        if not submitted.is_dir():
+            break
+        for student in sorted(p.name for p in submitted.iterdir() if p.is_dir()):
+            if (submitted / student / assignment).is_dir():
+                out.append((assignment, student))
+    return out
+
+
+def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
+          course_id: str = "labkit", options: GradeOptions | None = None,
+          log: Callable[[str], None] | None = None) -> GradeReport:
+    """Autograde every collected submission of ``assignments`` under course ``root``."""
+    from nbgrader.api import Gradebook
+
+    options = options or GradeOptions()
+    root = Path(root).resolve()
+    db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
+    if not assignments:
+        raise GradeError("no assignment to grade")
+    _ensure_path()
+    if not _sqlite_path(db_url).exists():
+        raise GradeError(f"no gradebook at {db_url}: run `labkit course release` or "
+                         "`nbgrader generate_assignment` first")
+    _check_assignments(db_url, course_id, assignments)
+    isolation = "off (--no-isolation)"
+    if options.isolate:
+        from labkit.course.sandbox import probe
+
+        ok, why = probe()
+        if not ok:
+            raise GradeError(f"cannot isolate student kernels on this machine ({why}); "
+                             "grade on a machine with Linux namespaces, or pass "
+                             "--no-isolation to run student code with your rights")
+        isolation = why
+    start = time.perf_counter()
+    pairs = collected(root, assignments)
+    journal = {} if options.force else read_journal(root)
+    outcomes: list[Outcome] = []
+    _sweep_stale_runs()
+    run_dir = Path(tempfile.mkdtemp(prefix="lkg-"))
+    (run_dir / "owner.pid").write_text(str(os.getpid()))
+    try:
+        snapshot = snapshot_gradebook(db_url, run_dir / "snapshot.db")
+        jobs: list[_Job] = []
+        with Gradebook(db_url, course_id) as gb:
+            for n, (assignment, student) in enumerate(pairs):
+                fp = fingerprint(root / "submitted" / student / assignment,
+                                 root / "release" / assignment)
+                entry = journal.get((assignment, student))
+                if (entry and entry.get("fingerprint") == fp and entry.get("status") == "graded"
+                        and _already_graded(gb, assignment, student)):
+                    outcomes.append(Outcome(assignment, student, "skipped",
+                                            entry.get("score", 0.0), entry.get("max_score", 0.0),
+                                            tuple(entry.get("findings", ()))))
+                    continue
+                jobs.append(_make_job(root, run_dir, n, assignment, student, snapshot,
+                                      options, course_id, fp))
+        skipped = len(outcomes)
+        if log:
+            log(f"grading {len(jobs)} submission(s) ({len(outcomes)} already graded) with "
+                f"{options.scheduler or f'{options.pool_size} local worker(s)'}")
+        bar = None
+        if options.progress and jobs and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(jobs), unit="submission", file=sys.stderr)
+        with Gradebook(db_url, course_id) as gb:
+            def on_done(job: _Job) -> None:
+                try:
+                    result = json.loads((job.folder / RESULT).read_text())
+                except (OSError, json.JSONDecodeError) as exc:
+                    result = {"status": "error", "error": f"no result: {exc}"}
+                try:
+                    outcome = _merge(gb, root, job, result)
+                except Exception as exc:
+                    gb.db.rollback()
+                    outcome = Outcome(job.assignment, job.student, "error",
+                                      error=f"merge failed: {type(exc).__name__}: {exc}")
+                outcomes.append(outcome)
+                shutil.rmtree(job.folder, ignore_errors=True)
+                label = (f"{job.assignment}/{job.student} {outcome.status}"
+                         + (f" {outcome.score:g}/{outcome.max_score:g}"
+                            if outcome.status == "graded" else ""))
+                if bar is not None:
+                    bar.update()
+                    bar.set_postfix_str(label)
+                elif options.progress and log:
+                    log(f"[{len(outcomes) - skipped}/{len(jobs)}] {label}")
+
+            if options.scheduler:
+                _run_dask(options.scheduler, jobs, options, on_done)
+            elif jobs:
+                _LocalPool(options.pool_size, options, run_dir).run(jobs, on_done)
+        if bar is not None:
+            bar.close()
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    order = {pair: i for i, pair in enumerate(pairs)}
+    outcomes.sort(key=lambda o: order.get((o.assignment, o.student), 0))
+    workers = 0 if options.scheduler else options.pool_size
+    return GradeReport(tuple(outcomes), time.perf_counter() - start, workers, isolation)

@@ -1,0 +1,535 @@
+"""Instructor reports after autograde: student feedback, grade CSVs and a class summary.
+
+Builds on nbgrader's own pieces, never on its private files:
+
+* :func:`write_feedback` runs nbgrader's ``generate_feedback`` converter in-process
+  (:class:`nbgrader.apps.api.NbGraderAPI`), one submission at a time, so a submission whose
+  feedback fails is reported (a :class:`FeedbackWarning`) and skipped instead of stopping
+  the others.
+* :func:`export` reads scores from nbgrader's gradebook (:class:`nbgrader.api.Gradebook`)
+  and writes one CSV per assignment with per-part scores (the part is the letter after
+  ``<lab>-`` in a grade id, e.g. ``lab1-a-exercise-check`` is Part A), plus
+  ``summary.json`` and a self-contained ``summary.html`` (inline SVG charts, no scripts,
+  no network) for each lab across its tracks and per track: the score distribution per
+  part and the most common failing checks, read from the error outputs of the grade cells
+  in the autograded notebooks (the label is the ``labkit.grading`` message up to ``" -- "``).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import logging
+import re
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import nbformat
+from nbgrader.api import Gradebook, MissingEntry
+
+log = logging.getLogger(__name__)
+
+GRADING_NOTES = "labkit_grading.json"
+TOP_FAILING = 10
+PART_LETTERS = ("A", "B", "C", "D")
+_PART_RE = re.compile(r"^[^-]+-([a-z])(?:-|$)", re.IGNORECASE)
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_LABEL_CHARS = 200
+CSV_HEAD = ("student_id", "assignment")
+CSV_TAIL = ("autograded", "autograded_max", "manual", "manual_max", "total", "max",
+            "needs_manual_grade", "grader_notes")
+
+
+class FeedbackWarning(UserWarning):
+    """nbgrader could not generate feedback for one submission (it was skipped)."""
+
+
+# -- results ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GradeRow:
+    """One student's scores on one assignment, as read from the gradebook."""
+
+    student_id: str
+    assignment: str
+    parts: Mapping[str, float]
+    part_max: Mapping[str, float]
+    autograded: float
+    autograded_max: float
+    manual: float
+    manual_max: float
+    total: float
+    max_score: float
+    needs_manual_grade: bool
+    grader_notes: str = ""
+
+    def csv_row(self, letters: Sequence[str]) -> dict[str, str]:
+        """The CSV columns (``part_<letter>`` for each of ``letters``)."""
+        row = {"student_id": self.student_id, "assignment": self.assignment}
+        row |= {f"part_{p}": _fmt(self.parts.get(p, 0.0)) for p in letters}
+        row |= {"autograded": _fmt(self.autograded),
+                "autograded_max": _fmt(self.autograded_max), "manual": _fmt(self.manual),
+                "manual_max": _fmt(self.manual_max), "total": _fmt(self.total),
+                "max": _fmt(self.max_score),
+                "needs_manual_grade": str(self.needs_manual_grade).lower(),
+                "grader_notes": self.grader_notes}
+        return row
+
+
+@dataclass(frozen=True)
+class PartStats:
+    """Score distribution of one part over a group of submissions."""
+
+    part: str
+    max_points: float
+    mean: float
+    mean_fraction: float
+    distribution: Mapping[str, int]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"max_points": self.max_points, "mean": round(self.mean, 4),
+                "mean_fraction": round(self.mean_fraction, 4),
+                "distribution": dict(self.distribution)}
+
+
+@dataclass(frozen=True)
+class FailingCheck:
+    """A grade cell's failure label and the number of submissions it failed."""
+
+    grade_id: str
+    label: str
+    count: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"grade_id": self.grade_id, "label": self.label, "count": self.count}
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """Summary of one lab (all its tracks) or of one track (one assignment)."""
+
+    name: str
+    assignments: tuple[str, ...]
+    submissions: int
+    parts: tuple[PartStats, ...]
+    failing_checks: tuple[FailingCheck, ...]
+
+    @property
+    def weakest_part(self) -> PartStats | None:
+        """The part with the lowest mean fraction of its points (None without data)."""
+        scored = [p for p in self.parts if p.max_points > 0]
+        if not self.submissions or not scored:
+            return None
+        return min(scored, key=lambda p: (p.mean_fraction, p.part))
+
+    def to_dict(self) -> dict[str, object]:
+        weakest = self.weakest_part
+        return {"assignments": list(self.assignments), "submissions": self.submissions,
+                "parts": {p.part: p.to_dict() for p in self.parts},
+                "weakest_part": weakest.part if weakest else None,
+                "failing_checks": [c.to_dict() for c in self.failing_checks]}
+
+
+@dataclass(frozen=True)
+class LabSummary:
+    """One lab across its tracks, and each track on its own."""
+
+    lab: str
+    overall: GroupSummary
+    tracks: tuple[GroupSummary, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return self.overall.to_dict() | {"tracks": {t.name: t.to_dict() for t in self.tracks}}
+
+
+@dataclass(frozen=True)
+class Export:
+    """What :func:`export` wrote."""
+
+    csv_paths: tuple[Path, ...]
+    summary_html: Path
+    summary_json: Path
+    rows: tuple[GradeRow, ...] = field(default=(), repr=False)
+    labs: tuple[LabSummary, ...] = field(default=(), repr=False)
+
+
+# -- feedback -----------------------------------------------------------------------------
+
+def write_feedback(course_root: Path, db_url: str, assignments: Sequence[str]) -> list[Path]:
+    """nbgrader ``generate_feedback`` for every autograded submission of ``assignments``.
+
+    Returns the HTML files (``feedback/<student>/<assignment>/<notebook>.html``). A
+    submission whose feedback fails is skipped with a :class:`FeedbackWarning`.
+    """
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    root = Path(course_root).resolve()
+    coursedir = CourseDirectory(root=str(root), db_url=db_url)
+    api = NbGraderAPI(coursedir=coursedir)
+    written: list[Path] = []
+    with Gradebook(db_url) as gb:
+        todo = [(a, s, notebooks) for a in assignments
+                for s, notebooks in _submissions(gb, a)]
+    for assignment, student, notebooks in todo:
+        if not (root / "autograded" / student / assignment).is_dir():
+            _warn(f"feedback for {student}/{assignment} skipped: no autograded folder")
+            continue
+        result = api.generate_feedback(assignment, student_id=student, force=True)
+        htmls = [root / "feedback" / student / assignment / f"{nb}.html" for nb in notebooks]
+        if not result.get("success"):
+            detail = (result.get("error") or result.get("log") or "").strip().splitlines()
+            _warn(f"feedback for {student}/{assignment} failed: "
+                  f"{detail[-1] if detail else 'unknown error'}")
+            continue
+        missing = [p.name for p in htmls if not p.is_file()]
+        if missing:
+            _warn(f"feedback for {student}/{assignment} did not produce {', '.join(missing)}")
+        written += [p for p in htmls if p.is_file()]
+    return written
+
+
+def _warn(message: str) -> None:
+    log.warning(message)
+    warnings.warn(message, FeedbackWarning, stacklevel=3)
+
+
+def _submissions(gb: Gradebook, assignment: str) -> list[tuple[str, list[str]]]:
+    """(student, notebook names) of every submission of ``assignment`` in the gradebook."""
+    try:
+        subs = gb.assignment_submissions(assignment)
+    except MissingEntry:
+        return []
+    return sorted((s.student.id, sorted(nb.name for nb in s.notebooks)) for s in subs)
+
+
+# -- gradebook -> rows --------------------------------------------------------------------
+
+def part_of(grade_id: str) -> str | None:
+    """The part letter of a grade id (``lab1-a-exercise-check`` -> ``"A"``), or None."""
+    match = _PART_RE.match(grade_id)
+    return match.group(1).upper() if match else None
+
+
+def read_grader_notes(path: Path) -> str:
+    """The messages of ``labkit_grading.json`` joined with ``"; "`` ("" if absent/malformed)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    findings = data.get("findings") if isinstance(data, dict) else None
+    if not isinstance(findings, list):
+        return ""
+    return "; ".join(f["message"] for f in findings
+                     if isinstance(f, dict) and isinstance(f.get("message"), str))
+
+
+def _score(auto: float | None, manual: float | None) -> float:
+    """The score nbgrader shows: the manual score if a grader set one, else the auto score."""
+    value = manual if manual is not None else auto
+    return float(value or 0.0)
+
+
+def grade_rows(gb: Gradebook, course_root: Path, assignment: str) -> list[GradeRow]:
+    """One :class:`GradeRow` per submission of ``assignment``, sorted by student id."""
+    try:
+        submissions = gb.assignment_submissions(assignment)
+    except MissingEntry:
+        return []
+    rows = []
+    for sub in submissions:
+        parts: Counter[str] = Counter()
+        part_max: Counter[str] = Counter()
+        auto = auto_max = manual = manual_max = 0.0
+        for notebook in sub.notebooks:
+            for grade in notebook.grades:
+                score, top = _score(grade.auto_score, grade.manual_score), grade.max_score or 0.0
+                letter = part_of(grade.name)
+                if letter:
+                    parts[letter] += score
+                    part_max[letter] += top
+                if grade.cell_type == "code":
+                    auto, auto_max = auto + score, auto_max + top
+                else:
+                    manual, manual_max = manual + score, manual_max + top
+        student = sub.student.id
+        notes = read_grader_notes(course_root / "autograded" / student / assignment
+                                  / GRADING_NOTES)
+        rows.append(GradeRow(student, assignment, dict(parts), dict(part_max), auto, auto_max,
+                             manual, manual_max, auto + manual, auto_max + manual_max,
+                             bool(sub.needs_manual_grade), notes))
+    return sorted(rows, key=lambda r: r.student_id)
+
+
+def _letters(rows: Iterable[GradeRow]) -> list[str]:
+    found = {p for r in rows for p in r.part_max}
+    return sorted(found | set(PART_LETTERS))
+
+
+def write_csv(path: Path, rows: Sequence[GradeRow]) -> Path:
+    """Write ``rows`` (one assignment) to ``path`` with the part columns A-D (and any more)."""
+    letters = _letters(rows)
+    columns = [*CSV_HEAD, *(f"part_{p}" for p in letters), *CSV_TAIL]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(r.csv_row(letters) for r in rows)
+    return path
+
+
+# -- autograded notebooks -> failing checks -----------------------------------------------
+
+def check_label(output: Mapping[str, object]) -> str:
+    """A failing check's label: the error value before ``" -- "`` (else the error name)."""
+    evalue = _ANSI_RE.sub("", str(output.get("evalue") or "")).strip()
+    label = evalue.partition(" -- ")[0].strip().splitlines()
+    text = label[0].strip() if label else ""
+    if not text:
+        text = str(output.get("ename") or "Error")
+    return text if len(text) <= _LABEL_CHARS else text[:_LABEL_CHARS - 1] + "…"
+
+
+def failing_checks(notebook_path: Path) -> set[tuple[str, str]]:
+    """``(grade_id, label)`` of every grade cell with an error output in one notebook."""
+    try:
+        nb = nbformat.read(notebook_path, as_version=4)
+    except Exception as exc:  # a missing or corrupt notebook: nothing to count
+        log.warning("cannot read %s: %s", notebook_path, exc)
+        return set()
+    found = set()
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") != "code" or not meta.get("grade"):
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                found.add((str(meta.get("grade_id", "?")), check_label(output)))
+    return found
+
+
+# -- summaries ----------------------------------------------------------------------------
+
+def _fmt(value: float) -> str:
+    return f"{round(value, 4):g}"
+
+
+def part_stats(part: str, scores: Sequence[tuple[float, float]]) -> PartStats:
+    """Stats of one part from ``(score, max)`` per submission."""
+    if not scores:
+        return PartStats(part, 0.0, 0.0, 0.0, {})
+    top = max(m for _, m in scores)
+    bins: dict[float, int] = {float(v): 0 for v in range(int(top) + 1)}
+    for score, _ in scores:
+        bins[float(score)] = bins.get(float(score), 0) + 1
+    mean = sum(s for s, _ in scores) / len(scores)
+    fraction = sum(s / m if m else 0.0 for s, m in scores) / len(scores)
+    return PartStats(part, top, mean, fraction, {_fmt(k): bins[k] for k in sorted(bins)})
+
+
+def summarise(name: str, assignments: Sequence[str], rows: Sequence[GradeRow],
+              checks: Counter[tuple[str, str]]) -> GroupSummary:
+    """A :class:`GroupSummary` of ``rows`` and the failing-check counts ``checks``."""
+    parts = tuple(part_stats(p, [(r.parts.get(p, 0.0), r.part_max.get(p, 0.0)) for r in rows])
+                  for p in _letters(rows))
+    top = sorted(checks.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_FAILING]
+    return GroupSummary(name, tuple(assignments), len(rows), parts,
+                        tuple(FailingCheck(g, label, n) for (g, label), n in top))
+
+
+def _lab_and_track(assignment: str) -> tuple[str, str]:
+    lab, _, track = assignment.partition("_")
+    return lab, track or assignment
+
+
+# -- SVG and HTML -------------------------------------------------------------------------
+
+_E = html.escape
+_FONT = 'font-family="system-ui, sans-serif"'
+
+
+def bar_chart_svg(title: str, bars: Sequence[tuple[str, int]], *, x_label: str,
+                  y_label: str, width: int = 260, height: int = 190) -> str:
+    """A vertical bar chart (inline SVG) with a count above every bar."""
+    left, right, top, bottom = 44, 10, 30, 44
+    plot_w, plot_h = width - left - right, height - top - bottom
+    peak = max((n for _, n in bars), default=0) or 1
+    step = plot_w / max(len(bars), 1)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{_E(title)}" {_FONT} '
+           f'font-size="11">', f"<title>{_E(title)}</title>",
+           f'<text x="{width / 2:.1f}" y="16" text-anchor="middle" font-size="13" '
+           f'font-weight="600">{_E(title)}</text>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>',
+           f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+           'stroke="#444"/>']
+    for tick in sorted({0, peak}):
+        y = top + plot_h - plot_h * tick / peak
+        out.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
+    for i, (label, count) in enumerate(bars):
+        x = left + i * step + step * 0.15
+        h = plot_h * count / peak
+        y = top + plot_h - h
+        out += [f'<rect x="{x:.1f}" y="{y:.1f}" width="{step * 0.7:.1f}" height="{h:.1f}" '
+                f'fill="#3b6ea8"><title>{_E(label)}: {count}</title></rect>',
+                f'<text x="{x + step * 0.35:.1f}" y="{y - 3:.1f}" text-anchor="middle">'
+                f"{count}</text>",
+                f'<text x="{x + step * 0.35:.1f}" y="{top + plot_h + 14}" '
+                f'text-anchor="middle">{_E(label)}</text>']
+    out += [f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle">'
+            f"{_E(x_label)}</text>",
+            f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" '
+            f'text-anchor="middle">{_E(y_label)}</text>', "</svg>"]
+    return "\n".join(out)
+
+
+def hbar_chart_svg(title: str, bars: Sequence[tuple[str, int]], *, x_label: str,
+                   width: int = 780) -> str:
+    """A horizontal bar chart (inline SVG): each bar's label above it, its count after it."""
+    left, right, top, row = 12, 48, 32, 38
+    plot_w = width - left - right
+    height = top + row * max(len(bars), 1) + 34
+    peak = max((n for _, n in bars), default=0) or 1
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{_E(title)}" {_FONT} '
+           f'font-size="12">', f"<title>{_E(title)}</title>",
+           f'<text x="{left}" y="18" font-size="14" font-weight="600">{_E(title)}</text>']
+    for i, (label, count) in enumerate(bars):
+        y = top + i * row
+        shown = label if len(label) <= 110 else label[:109] + "…"
+        w = plot_w * count / peak
+        out += [f"<g><title>{_E(label)}: {count}</title>",
+                f'<text x="{left}" y="{y + 12}">{_E(shown)}</text>',
+                f'<rect x="{left}" y="{y + 16}" width="{w:.1f}" height="14" fill="#b5523b"/>',
+                f'<text x="{left + w + 4:.1f}" y="{y + 27}">{count}</text></g>']
+    axis_y = top + row * max(len(bars), 1)
+    out += [f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" '
+            'stroke="#444"/>',
+            f'<text x="{left}" y="{axis_y + 14}">0</text>',
+            f'<text x="{left + plot_w}" y="{axis_y + 14}" text-anchor="end">{peak}</text>',
+            f'<text x="{left + plot_w / 2:.1f}" y="{axis_y + 28}" text-anchor="middle">'
+            f"{_E(x_label)}</text>", "</svg>"]
+    return "\n".join(out)
+
+
+def _pct(value: float) -> str:
+    return f"{value:.0%}"
+
+
+def _group_html(group: GroupSummary, heading: str) -> str:
+    if not group.submissions:
+        return f"<p>{_E(heading)}: no submissions in the gradebook.</p>"
+    weakest = group.weakest_part
+    lines = []
+    if weakest is not None:
+        ties = [p.part for p in group.parts if p is not weakest and p.max_points > 0
+                and abs(p.mean_fraction - weakest.mean_fraction) < 1e-9]
+        tied = f" (tied with Part {', '.join(map(_E, ties))})" if ties else ""
+        lines.append(f'<p class="headline">The class struggled most with <strong>Part '
+                     f"{_E(weakest.part)}</strong>{tied}: mean {weakest.mean:.2f} of "
+                     f"{_fmt(weakest.max_points)} points ({_pct(weakest.mean_fraction)}).</p>")
+    lines.append("<table><tr><th>Part</th><th>Max points</th><th>Mean</th><th>Mean %</th>"
+                 "</tr>")
+    lines += [f"<tr><td>{_E(p.part)}</td><td>{_fmt(p.max_points)}</td><td>{p.mean:.2f}</td>"
+              f"<td>{_pct(p.mean_fraction)}</td></tr>" for p in group.parts]
+    lines.append("</table>")
+    lines.append('<div class="charts">')
+    lines += [bar_chart_svg(f"Part {p.part} ({_fmt(p.max_points)} points)",
+                            list(p.distribution.items()), x_label="points scored",
+                            y_label="students") for p in group.parts]
+    lines.append("</div>")
+    if group.failing_checks:
+        bars = [(f"{c.grade_id}: {c.label}", c.count) for c in group.failing_checks]
+        lines.append(hbar_chart_svg(f"Most common failing checks (top {len(bars)})", bars,
+                                    x_label="submissions failing this check"))
+    else:
+        lines.append("<p>No grade cell failed in any autograded notebook.</p>")
+    return "\n".join(lines)
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:60em;color:#222}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
+text-align:right}th{background:#f3f3f3}.charts{display:flex;flex-wrap:wrap;gap:1em}
+.headline{font-size:1.1em}details{margin:.8em 0}summary{cursor:pointer;font-weight:600}"""
+
+
+def render_summary_html(labs: Sequence[LabSummary], generated: str = "") -> str:
+    """The instructor summary as one self-contained HTML page (inline SVG, no scripts)."""
+    body = ["<h1>labkit grade summary</h1>",
+            f"<p>From the nbgrader gradebook{', ' + _E(generated) if generated else ''}. "
+            "Scores use the manual score where a grader set one, else the autograder's; "
+            "unmarked memos count as 0 until graded.</p>"]
+    if not labs:
+        body.append("<p>No assignments were exported.</p>")
+    for lab in labs:
+        o = lab.overall
+        body.append(f"<section><h2>{_E(lab.lab)}: {o.submissions} submission"
+                    f"{'s' if o.submissions != 1 else ''} across {len(lab.tracks)} track"
+                    f"{'s' if len(lab.tracks) != 1 else ''}</h2>")
+        body.append(_group_html(o, lab.lab))
+        letters = [p.part for p in o.parts]
+        body.append("<h3>By track</h3><table><tr><th>Track</th><th>Submissions</th>"
+                    + "".join(f"<th>Mean {_E(p)}</th>" for p in letters)
+                    + "<th>Weakest part</th></tr>")
+        for t in lab.tracks:
+            means = {p.part: p.mean for p in t.parts}
+            weakest = t.weakest_part
+            body.append(f"<tr><td>{_E(t.name)}</td><td>{t.submissions}</td>"
+                        + "".join(f"<td>{means.get(p, 0.0):.2f}</td>" for p in letters)
+                        + f"<td>{_E(weakest.part) if weakest else '-'}</td></tr>")
+        body.append("</table>")
+        for t in lab.tracks:
+            body.append(f"<details><summary>{_E(t.name)} ({t.submissions} submissions)"
+                        f"</summary>{_group_html(t, t.name)}</details>")
+        body.append("</section>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>labkit grade summary</title><style>{_CSS}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+# -- export -------------------------------------------------------------------------------
+
+def export(course_root: Path, db_url: str, out_dir: Path, assignments: Sequence[str]) -> Export:
+    """Grade CSVs per assignment plus ``summary.json`` and ``summary.html`` in ``out_dir``."""
+    root, out_dir = Path(course_root).resolve(), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, list[GradeRow]] = {}
+    checks: dict[str, Counter[tuple[str, str]]] = {}
+    csv_paths = []
+    with Gradebook(db_url) as gb:
+        for assignment in assignments:
+            rows[assignment] = grade_rows(gb, root, assignment)
+            counter: Counter[tuple[str, str]] = Counter()
+            for student, notebooks in _submissions(gb, assignment):
+                for nb in notebooks:
+                    counter.update(failing_checks(root / "autograded" / student / assignment
+                                                  / f"{nb}.ipynb"))
+            checks[assignment] = counter
+            csv_paths.append(write_csv(out_dir / f"grades_{assignment}.csv", rows[assignment]))
+
+    by_lab: dict[str, list[str]] = {}
+    for assignment in assignments:
+        by_lab.setdefault(_lab_and_track(assignment)[0], []).append(assignment)
+    labs = []
+    for lab, members in by_lab.items():
+        tracks = tuple(summarise(_lab_and_track(a)[1], [a], rows[a], checks[a])
+                       for a in members)
+        overall = summarise(lab, members, [r for a in members for r in rows[a]],
+                            sum((checks[a] for a in members), Counter()))
+        labs.append(LabSummary(lab, overall, tracks))
+
+    generated = datetime.now(UTC).isoformat(timespec="seconds")
+    summary_json = out_dir / "summary.json"
+    summary_json.write_text(json.dumps(
+        {"generated": generated, "assignments": list(assignments),
+         "labs": {lab.lab: lab.to_dict() for lab in labs}}, indent=2) + "\n",
+        encoding="utf-8")
+    summary_html = out_dir / "summary.html"
+    summary_html.write_text(render_summary_html(labs, generated), encoding="utf-8")
+    return Export(tuple(csv_paths), summary_html, summary_json,
+                  tuple(r for a in assignments for r in rows[a]), tuple(labs))

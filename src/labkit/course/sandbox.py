@@ -1,0 +1,261 @@
+"""The box a student's kernel runs in while it is graded.
+
+nbgrader starts the kernel with the grader's rights: student code could read the
+gradebook and the hidden tests, other students' files, the instructor's tokens, write
+anywhere and phone home. Here the kernel command is wrapped by ``python -m
+labkit.course.sandbox POLICY -- <kernel argv>``, which before exec'ing the kernel
+
+* enters new **mount and network namespaces**: no network at all (the kernel talks to the
+  grader over Unix sockets, ``transport="ipc"``), and the course root, every grading job's
+  folder, ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the grader's home are covered by empty
+  tmpfs; only the submission's own folder, the kernel's socket folder and the Python
+  installation (read-only) are mounted back;
+* drops to an unprivileged user (``nobody`` when the grader is root; when it is not, a
+  second user namespace locks the mounts so they cannot be undone);
+* sets resource limits: address space (memory), CPU seconds, file size, processes;
+* scrubs the environment (no tokens), closes stdin/stdout/stderr, and asks the OS to kill
+  the kernel when the grader dies (``PR_SET_PDEATHSIG``).
+
+:func:`probe` says which of this works on the machine; grading refuses to run unisolated
+unless told to (``--no-isolation``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG = 1
+NOBODY = 65534
+
+# Variables a kernel may inherit; everything else (tokens, credentials) is dropped.
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONWARNINGS", "PYTHONHASHSEED",
+             "NBGRADER_EXECUTION", "JPY_PARENT_PID", "PYDEVD_DISABLE_FILE_VALIDATION")
+_DEFAULT_HIDE = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What one kernel may see and use. Paths are absolute; sizes in bytes, times in s.
+
+    ``workdir`` (the submission's folder) and ``ipc_dir`` (the kernel's sockets and
+    connection file) stay writable; ``hide`` are covered; ``keep`` are mounted back
+    read-only where they lie under a hidden path.
+    """
+
+    workdir: str
+    ipc_dir: str
+    hide: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    memory_bytes: int = 3 * 1024**3
+    cpu_seconds: int = 600
+    file_bytes: int = 64 * 1024**2
+    processes: int = 256
+    isolate: bool = True
+    env: dict[str, str] = field(default_factory=dict)
+
+    def save(self, path: Path) -> Path:
+        path.write_text(json.dumps(asdict(self), indent=1))
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Policy:
+        raw = json.loads(Path(path).read_text())
+        raw["hide"], raw["keep"] = tuple(raw["hide"]), tuple(raw["keep"])
+        return cls(**raw)
+
+
+def default_hide(*extra: str | os.PathLike[str]) -> tuple[str, ...]:
+    """Scratch space and the grader's home, plus ``extra`` (course root, jobs folder)."""
+    home = os.path.expanduser("~")
+    paths = [*_DEFAULT_HIDE, *(str(Path(p).resolve()) for p in extra)]
+    if home not in ("/", ""):
+        paths.append(home)
+    return tuple(dict.fromkeys(paths))
+
+
+def default_keep() -> tuple[str, ...]:
+    """The Python installation and every import path: the kernel needs them to start."""
+    paths = {sys.prefix, sys.base_prefix, *sys.path}
+    return tuple(sorted(str(Path(p).resolve()) for p in paths if p and Path(p).is_dir()))
+
+
+# -- kernel side ---------------------------------------------------------------------------
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                        ctypes.c_char_p)
+_libc.unshare.argtypes = (ctypes.c_int,)
+_libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                        ctypes.c_ulong)
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int,
+           data: str | None = None) -> None:
+    def enc(text: str | None) -> bytes | None:
+        return text.encode() if text is not None else None
+
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)),
+           f"mount {target}")
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(text)
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _enter_namespaces(policy: Policy) -> str:
+    """Unshare, cover the hidden paths, mount back the kept ones. Returns the mode."""
+    root = os.geteuid() == 0
+    uid, gid = os.getuid(), os.getgid()
+    if root:
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
+    else:
+        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET), "unshare")
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"0 {uid} 1")
+        _write("/proc/self/gid_map", f"0 {gid} 1")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+    hide = tuple(sorted({os.path.realpath(p) for p in policy.hide}, key=len))
+    writable = (os.path.realpath(policy.workdir), os.path.realpath(policy.ipc_dir))
+    keep = [(p, True) for p in writable]
+    keep += [(os.path.realpath(p), False) for p in policy.keep]
+    fds = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, rw) for p, rw in keep
+           if _under(p, hide) and os.path.isdir(p)]
+    for path in hide:
+        if not os.path.lexists(path):
+            continue
+        if os.path.isdir(path):
+            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+        else:
+            _mount("/dev/null", path, None, MS_BIND)
+    for fd, path, rw in sorted(fds, key=lambda x: len(x[1])):
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        if not rw:
+            _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+        os.close(fd)
+    if root:
+        return "namespaces+nobody"
+    # Lock the mounts: in a child user namespace they can no longer be unmounted.
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare (lock)")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", f"{uid} 0 1")
+    _write("/proc/self/gid_map", f"{gid} 0 1")
+    return "namespaces+user"
+
+
+def _limits(policy: Policy) -> None:
+    pairs = {resource.RLIMIT_AS: policy.memory_bytes,
+             resource.RLIMIT_FSIZE: policy.file_bytes,
+             resource.RLIMIT_CORE: 0}
+    for res, value in pairs.items():
+        resource.setrlimit(res, (value, value))
+    resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 5))
+    if os.geteuid() == 0:  # NPROC counts the target user's processes: only meaningful as nobody
+        resource.setrlimit(resource.RLIMIT_NPROC, (policy.processes, policy.processes))
+
+
+def _connection_file(argv: list[str]) -> str | None:
+    for flag in ("-f", "--f"):
+        if flag in argv[:-1]:
+            return argv[argv.index(flag) + 1]
+    return None
+
+
+def launch(policy: Policy, argv: list[str]) -> None:
+    """Enter the box described by ``policy`` and exec ``argv`` (never returns)."""
+    mode = "limits-only"
+    if policy.isolate:
+        mode = _enter_namespaces(policy)
+    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
+    env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp",
+                "LABKIT_LEDGER": "/tmp/labkit_ledger.json", "LABKIT_SANDBOX": mode,
+                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                "MALLOC_ARENA_MAX": "2", **policy.env})
+    if mode == "namespaces+nobody":
+        conn = _connection_file(argv)
+        for path in (policy.ipc_dir, policy.workdir, *([conn] if conn else [])):
+            os.chown(path, NOBODY, NOBODY)
+        for base, dirs, files in os.walk(policy.workdir):
+            for name in dirs + files:
+                os.lchown(os.path.join(base, name), NOBODY, NOBODY)
+    _limits(policy)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    if mode == "namespaces+nobody":
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    # Set last: a change of credentials clears it. The kernel dies with its grader.
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    os.chdir(policy.workdir)
+    os.closerange(3, 1 << 16)
+    os.execve(argv[0], argv, env)
+
+
+def probe(timeout: float = 20.0) -> tuple[bool, str]:
+    """(isolation works here, why not). Runs the real launcher on a throwaway policy."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="labkit-probe-") as tmp:
+        work, ipc, secret = Path(tmp, "work"), Path(tmp, "ipc"), Path(tmp, "secret")
+        for d in (work, ipc, secret):
+            d.mkdir()
+        (secret / "x").write_text("hidden")
+        policy = Policy(workdir=str(work), ipc_dir=str(ipc), hide=default_hide(secret),
+                        keep=default_keep(), cpu_seconds=30)
+        path = policy.save(Path(tmp, "policy.json"))
+        check = ("import os, socket, pathlib, sys\n"
+                 f"assert not pathlib.Path({str(secret / 'x')!r}).exists(), 'hidden file visible'\n"
+                 "s = socket.socket()\ns.settimeout(1)\n"
+                 "try:\n    s.connect(('1.1.1.1', 53))\n    net = True\n"
+                 "except OSError:\n    net = False\n"
+                 "assert not net, 'network reachable'\n"
+                 f"pathlib.Path({str(work / 'ok')!r}).write_text(os.environ['LABKIT_SANDBOX'])\n")
+        proc = subprocess.run([sys.executable, "-m", "labkit.course.sandbox", str(path), "--",
+                               sys.executable, "-c", check], capture_output=True, text=True,
+                              timeout=timeout)
+        ok = (work / "ok").exists()
+        if ok:
+            return True, (work / "ok").read_text()
+        why = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return False, why
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 3 or args[1] != "--":
+        sys.exit("usage: python -m labkit.course.sandbox POLICY.json -- KERNEL ARGV...")
+    try:
+        launch(Policy.load(args[0]), args[2:])
+    except OSError as exc:
+        sys.exit(f"labkit sandbox: cannot isolate the kernel: {exc}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,308 @@
+"""What of a student's submission reaches the grader: the answers, and nothing else.
+
+nbgrader's own sanitising (``OverwriteCells``) restores a test cell's source by grade id,
+but it trusts the student's notebook for everything else: which cells exist, their
+metadata and tags, which files sit beside the notebook. A cell whose grade id was edited
+away, a deleted test cell, a ``labkit/grading.py`` dropped next to the notebook to shadow
+the real one — each changes the score. Here the graded notebook is rebuilt from the
+**release** notebook the student was given:
+
+* every instructor cell (instructions, locked code, visible and hidden tests) comes from
+  the release, source and metadata, whatever the submission did to it;
+* every answer cell (nbgrader ``solution``) takes the student's source, matched by grade id;
+* the student's own scratch cells (no nbgrader metadata) are kept where they were;
+* cells claiming unknown or duplicate grade ids are dropped;
+* of the files beside the notebook only ``labkit_answers.json`` (validated) and nbgrader's
+  ``timestamp.txt`` are kept.
+
+Every change is a :class:`Finding` with a message for the instructor and the student, so
+a submission "gets exactly the score its honest parts earn, and a clear reason".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ANSWERS_FILE = "labkit_answers.json"
+TIMESTAMP_FILE = "timestamp.txt"
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+MAX_ANSWERS_BYTES = 1024 * 1024
+MAX_TIMESTAMP_BYTES = 200
+
+# Answer code that reaches into the grader: allowed to run, but flagged for a human.
+_GRADER_TOUCH = (
+    (re.compile(r"\bexpect_[a-z_]+\s*=(?!=)"), "rebinds a grading check (expect_...)"),
+    (re.compile(r"labkit\.grading|from\s+labkit\s+import\s+grading"), "imports labkit.grading"),
+    (re.compile(r"\b__builtins__\b|\bimport\s+builtins\b|\bbuiltins\."), "touches builtins"),
+    (re.compile(r"\bsys\.modules\b"), "edits sys.modules"),
+    (re.compile(r"\bAssertionError\s*=(?!=)"), "rebinds AssertionError"),
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the grader changed or noticed in a submission.
+
+    ``code`` is stable (tests and the export key on it); ``message`` is for people.
+    ``flag`` asks for a human look (nbgrader's *flagged* submission).
+    """
+
+    code: str
+    message: str
+    flag: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {"code": self.code, "message": self.message, "flag": self.flag}
+
+
+def _grade_id(cell: Mapping) -> str | None:
+    meta = cell.get("metadata")
+    nbg = meta.get("nbgrader") if isinstance(meta, Mapping) else None
+    if not isinstance(nbg, Mapping):
+        return None
+    gid = nbg.get("grade_id")
+    return gid if isinstance(gid, str) and gid else ""
+
+
+def _source(cell: Mapping) -> str | None:
+    src = cell.get("source")
+    if isinstance(src, str):
+        return src
+    if isinstance(src, list) and all(isinstance(s, str) for s in src):
+        return "".join(src)
+    return None
+
+
+def _is_solution(cell: Mapping) -> bool:
+    return bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+
+
+def _is_grade(cell: Mapping) -> bool:
+    return bool(cell.get("metadata", {}).get("nbgrader", {}).get("grade"))
+
+
+def _describe(cell: Mapping) -> str:
+    if _is_grade(cell) and not _is_solution(cell):
+        return "test cell"
+    return "answer cell" if _is_solution(cell) else "instructor cell"
+
+
+def parse_notebook(raw: bytes) -> tuple[dict | None, Finding | None]:
+    """Parse submitted notebook bytes leniently; a reason instead of an exception."""
+    if len(raw) > MAX_NOTEBOOK_BYTES:
+        return None, Finding("notebook-too-large", f"the notebook is {len(raw) / 1e6:.1f} MB "
+                             f"(limit {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB): graded as the blank "
+                             "release", flag=True)
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return None, Finding("notebook-corrupt", f"the notebook is not valid JSON ({exc}): "
+                             "graded as the blank release", flag=True)
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        return None, Finding("notebook-corrupt", "the file is JSON but not a notebook (no "
+                             "cell list): graded as the blank release", flag=True)
+    return data, None
+
+
+def canonicalise(submitted: Mapping | None,
+                 release: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[Finding]]:
+    """Rebuild the graded notebook from ``release`` and the student's answers.
+
+    ``submitted`` is the parsed JSON of the student's notebook (``None`` when unreadable:
+    the blank release is graded). Returns the notebook to grade and what was changed.
+    """
+    findings: list[Finding] = []
+    rel_cells = list(release.cells)
+    by_id = {c.metadata["nbgrader"]["grade_id"]: c for c in rel_cells
+             if _grade_id(c)}
+    answers: dict[str, str] = {}
+    extras: dict[int, list[dict]] = {}   # release index the scratch cells follow -> cells
+    seen: set[str] = set()
+    anchor = -1
+    index_of = {gid: i for i, c in enumerate(rel_cells) if (gid := _grade_id(c))}
+    locked_sources = {(_source(c) or "").strip() for c in rel_cells if not _is_solution(c)}
+
+    for pos, cell in enumerate(submitted.get("cells", []) if submitted else []):
+        if not isinstance(cell, Mapping) or cell.get("cell_type") not in (
+                "code", "markdown", "raw"):
+            findings.append(Finding("cell-dropped", f"cell {pos + 1} is not a valid notebook "
+                                    "cell and was not graded"))
+            continue
+        gid = _grade_id(cell)
+        src = _source(cell)
+        if gid is None:  # the student's own cell
+            if src is None:
+                findings.append(Finding("cell-dropped", f"cell {pos + 1} has an unreadable "
+                                        "source and was not graded"))
+            elif src.strip() and src.strip() in locked_sources:
+                pass  # a copy of an instructor cell stripped of its metadata: the original runs
+            else:
+                extras.setdefault(anchor, []).append(dict(cell))
+            continue
+        ref = by_id.get(gid)
+        if ref is None:
+            findings.append(Finding("cell-dropped", f"cell {pos + 1} claims grade id {gid!r}, "
+                                    "which is not in the assignment: not graded", flag=True))
+            continue
+        if gid in seen:
+            findings.append(Finding("cell-dropped", f"a second copy of {_describe(ref)} "
+                                    f"{gid!r} was not graded", flag=True))
+            continue
+        seen.add(gid)
+        anchor = index_of[gid]
+        if _is_solution(ref):
+            if cell.get("cell_type") != ref.cell_type or src is None:
+                findings.append(Finding("answer-unreadable", f"answer cell {gid!r} was changed "
+                                        f"to a {cell.get('cell_type')} cell or lost its "
+                                        "source: graded as unanswered", flag=True))
+            else:
+                answers[gid] = src
+            if cell.get("metadata", {}).get("nbgrader") != ref.metadata.get("nbgrader"):
+                findings.append(Finding("metadata-restored", f"the grading metadata of answer "
+                                        f"cell {gid!r} was edited: restored", flag=True))
+            continue
+        if src != ref.source or cell.get("cell_type") != ref.cell_type:
+            code = "test-restored" if _is_grade(ref) else "cell-restored"
+            findings.append(Finding(code, f"{_describe(ref)} {gid!r} was edited: the "
+                                    "original was graded", flag=_is_grade(ref)))
+        elif (cell.get("metadata", {}).get("nbgrader") != ref.metadata.get("nbgrader")
+              or cell.get("metadata", {}).get("tags") != ref.metadata.get("tags")):
+            findings.append(Finding("metadata-restored", f"the metadata or tags of "
+                                    f"{_describe(ref)} {gid!r} were edited: restored",
+                                    flag=_is_grade(ref)))
+
+    if submitted is not None:
+        for gid, ref in by_id.items():
+            if gid in seen:
+                continue
+            if _is_solution(ref):
+                findings.append(Finding("answer-missing", f"answer cell {gid!r} is missing: "
+                                        "graded as unanswered"))
+            elif _is_grade(ref):
+                findings.append(Finding("test-readded", f"test cell {gid!r} was deleted: the "
+                                        "original was put back and graded", flag=True))
+            else:
+                findings.append(Finding("cell-readded", f"instructor cell {gid!r} was "
+                                        "deleted: put back"))
+
+    out = nbformat.v4.new_notebook(metadata=nbformat.from_dict(dict(release.metadata)))
+    used_ids = {c.get("id") for c in rel_cells}
+
+    def add_extras(key: int) -> None:
+        for raw in extras.get(key, []):
+            kind = raw["cell_type"]
+            maker = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
+                     "raw": nbformat.v4.new_raw_cell}[kind]
+            new = maker(source=_source(raw) or "")
+            while new.get("id") in used_ids:
+                new["id"] = uuid.uuid4().hex[:8]
+            used_ids.add(new.get("id"))
+            out.cells.append(new)
+
+    add_extras(-1)
+    for i, ref in enumerate(rel_cells):
+        cell = nbformat.from_dict(json.loads(json.dumps(ref)))
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        gid = _grade_id(ref)
+        if gid in answers:
+            cell.source = answers[gid]
+        out.cells.append(cell)
+        add_extras(i)
+
+    findings.extend(_grader_touch(out))
+    return out, findings
+
+
+def _grader_touch(nb: nbformat.NotebookNode) -> list[Finding]:
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or (_grade_id(cell) and not _is_solution(cell)):
+            continue
+        for pattern, what in _GRADER_TOUCH:
+            if pattern.search(cell.source):
+                where = _grade_id(cell) or "a cell the student added"
+                found.append(Finding("grader-touch", f"{where!s} {what}: flagged for a human "
+                                     "to review", flag=True))
+                break
+    return found
+
+
+def _check_answers(path: Path) -> str | None:
+    """Why the answers file at ``path`` cannot be used, or None when labkit reads it."""
+    from labkit.answers import AnswerStore
+
+    size = path.stat().st_size
+    if size > MAX_ANSWERS_BYTES:
+        return f"it is {size / 1e6:.1f} MB (limit {MAX_ANSWERS_BYTES / 1e6:.0f} MB)"
+    try:
+        AnswerStore(path).entries()
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
+        return str(exc).replace(str(path), ANSWERS_FILE)
+    return None
+
+
+def prepare(submitted_dir: Path, release_dir: Path, dest_dir: Path,
+            notebooks: Iterable[str]) -> list[Finding]:
+    """Write what is graded of ``submitted_dir`` into ``dest_dir``; return the findings.
+
+    ``notebooks`` are the assignment's notebook names (without ``.ipynb``). Nothing in
+    ``submitted_dir`` is followed through a symlink or executed.
+    """
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    findings: list[Finding] = []
+    names = [f"{n}.ipynb" for n in notebooks]
+    wanted = {*names, ANSWERS_FILE, TIMESTAMP_FILE}
+    ignored = []
+    for path in sorted(submitted_dir.rglob("*")):
+        rel = path.relative_to(submitted_dir).as_posix()
+        if path.is_symlink():
+            ignored.append(f"{rel} (a symlink)")
+        elif path.is_file() and rel not in wanted:
+            ignored.append(rel)
+    if ignored:
+        shown = ", ".join(ignored[:8]) + (f" and {len(ignored) - 8} more" if len(ignored) > 8
+                                          else "")
+        findings.append(Finding("file-ignored", f"files beside the notebook are not graded "
+                                f"and were left out: {shown}"))
+
+    def read(name: str) -> bytes | None:
+        path = submitted_dir / name
+        if path.is_symlink() or not path.is_file():
+            return None
+        return path.read_bytes()
+
+    for name in names:
+        release = nbformat.read(release_dir / name, as_version=4)
+        raw = read(name)
+        if raw is None:
+            findings.append(Finding("notebook-missing", f"{name} was not submitted: graded as "
+                                    "the blank release"))
+            data = None
+        else:
+            data, problem = parse_notebook(raw)
+            if problem:
+                findings.append(problem)
+        nb, found = canonicalise(data, release)
+        findings.extend(found)
+        nbformat.write(nb, dest_dir / name)
+
+    raw = read(ANSWERS_FILE)
+    if raw is not None:
+        (dest_dir / ANSWERS_FILE).write_bytes(raw)
+        why = _check_answers(dest_dir / ANSWERS_FILE)
+        if why:
+            (dest_dir / ANSWERS_FILE).unlink()
+            findings.append(Finding("answers-unreadable", f"{ANSWERS_FILE} was left out: {why}; "
+                                    "committed predictions in it could not count", flag=True))
+    raw = read(TIMESTAMP_FILE)
+    if raw is not None and len(raw) <= MAX_TIMESTAMP_BYTES:
+        (dest_dir / TIMESTAMP_FILE).write_bytes(raw)
+    return findings

@@ -1,0 +1,204 @@
+"""Grade one submission in a folder of its own, with the real nbgrader autograde.
+
+A *job folder* holds everything one grading needs and nothing else::
+
+    job.json        assignment, student, limits
+    gradebook.db    a snapshot of the course gradebook without any student's grades
+    raw/            the files exactly as the student submitted them
+    release/        the release notebooks (what the student was given)
+    source/         the assignment's non-notebook files (nbgrader copies them over)
+
+The worker rebuilds the submission from the release (:mod:`labkit.course.submission`),
+runs nbgrader's ``Autograde`` in-process against the snapshot, with kernels started in
+:mod:`labkit.course.sandbox`, and writes ``result.json`` (scores per grade cell read back
+through nbgrader's ``Gradebook`` API, findings, timings) next to ``course/autograded/``.
+The snapshot is thrown away: only the grading process (never student code) writes the
+course gradebook, from ``result.json``.
+
+``python -m labkit.course.worker JOB`` grades one job (Dask runs this); ``--serve`` reads
+job folders from stdin, one per line, and answers ``done JOB`` on stdout, so a pool pays
+nbgrader's two-second import once per worker rather than once per submission.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from labkit.course.submission import Finding, prepare
+
+RESULT = "result.json"
+
+
+def _write_json(path: Path, payload: object) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def _read_results(db_url: str, course_id: str, assignment: str, student: str) -> dict:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        sub = gb.find_submission(assignment, student)
+        notebooks = {}
+        for nb in sub.notebooks:
+            notebooks[nb.name] = {
+                "late_penalty": nb.late_submission_penalty,
+                "grades": {g.name: {"auto_score": g.auto_score, "max_score": g.max_score,
+                                    "needs_manual_grade": bool(g.needs_manual_grade),
+                                    "cell_type": g.cell.cell_type} for g in nb.grades},
+                "comments": {c.name: c.auto_comment for c in nb.comments},
+            }
+        return {"timestamp": sub.timestamp.isoformat() if sub.timestamp else None,
+                "notebooks": notebooks}
+
+
+def run_job(job_dir: Path) -> dict:
+    """Grade the job in ``job_dir``; always writes and returns its ``result.json``."""
+    from labkit.course.execution import GradingExecute, SandboxKernelManager
+    from labkit.course.sandbox import Policy, default_hide, default_keep
+
+    t0 = time.perf_counter()
+    bindir = str(Path(sys.executable).parent)  # nbgrader shells out to alembic
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    job = json.loads((job_dir / "job.json").read_text())
+    assignment, student = job["assignment"], job["student"]
+    course = job_dir / "course"
+    findings: list[Finding] = []
+    result: dict = {"assignment": assignment, "student": student, "status": "error"}
+    GradingExecute.timings, GradingExecute.failures = {}, []
+    try:
+        submitted = course / "submitted" / student / assignment
+        findings = prepare(job_dir / "raw", job_dir / "release", submitted, job["notebooks"])
+        source = course / "source" / assignment
+        shutil.copytree(job_dir / "source", source, dirs_exist_ok=True)
+        ipc = job_dir / "ipc"
+        ipc.mkdir(exist_ok=True)
+        workdir = course / "autograded" / student / assignment
+        policy = Policy(workdir=str(workdir), ipc_dir=str(ipc),
+                        hide=default_hide(job_dir.parent, *job.get("hide", [])),
+                        keep=default_keep(), memory_bytes=job["memory_bytes"],
+                        cpu_seconds=job["cpu_seconds"], isolate=job["isolate"])
+        SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
+        t_prepared = time.perf_counter()
+
+        from nbconvert.preprocessors import ClearMetadataPreprocessor
+        from nbgrader.apps.api import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+        from nbgrader.preprocessors import (
+            AssignLatePenalties,
+            CheckCellMetadata,
+            IgnorePattern,
+            LimitOutput,
+            SaveAutoGrades,
+        )
+        from traitlets.config import Config
+
+        db_url = f"sqlite:///{job_dir / 'gradebook.db'}"
+        cfg = Config()
+        cfg.CourseDirectory.root = str(course)
+        cfg.CourseDirectory.db_url = db_url
+        cfg.CourseDirectory.course_id = job["course_id"]
+        cfg.Autograde.autograde_preprocessors = [
+            GradingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+            SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+        cfg.Autograde.exclude_overwriting = {}
+        cfg.GradingExecute.timeout = job["timeout"]
+        cfg.GradingExecute.sandboxed = True
+        cfg.GradingExecute.max_output_bytes = job.get("output_bytes", 256 * 1024)
+        api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+        outcome = api.autograde(assignment, student, force=True, create=True)
+        t_graded = time.perf_counter()
+        if not outcome.get("success"):
+            raise RuntimeError("nbgrader autograde failed:\n" + str(outcome.get("error")
+                                                                  or outcome.get("log")))
+        result.update(_read_results(db_url, job["course_id"], assignment, student))
+        for failure in GradingExecute.failures:
+            findings.append(Finding("kernel-failure", failure, flag=True))
+        result["status"] = "graded"
+        timings = dict(GradingExecute.timings)
+        timings["prepare"] = t_prepared - t0
+        timings["nbgrader_other"] = max(0.0, t_graded - t_prepared
+                                        - timings.get("kernel_start", 0.0)
+                                        - timings.get("execute", 0.0))
+        result["timings"] = timings
+    except Exception as exc:  # a broken job is reported, never raised to the pool
+        result["error"] = f"{type(exc).__name__}: {exc}"
+        result["traceback"] = traceback.format_exc()[-4000:]
+    result["findings"] = [f.to_dict() for f in findings]
+    result["seconds"] = time.perf_counter() - t0
+    _write_json(job_dir / RESULT, result)
+    return result
+
+
+def grade_packed(payload: bytes, timeout: float) -> bytes:
+    """Dask task: unpack a job archive, grade it in a fresh process, return the results.
+
+    The archive comes from :func:`labkit.course.grade.pack_job`; the answer holds
+    ``result.json`` and ``course/autograded``. No shared file system is needed.
+    """
+    import io
+    import subprocess
+    import tarfile
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="lkg-"))
+    try:
+        folder = base / "j" / "0"
+        folder.mkdir(parents=True)
+        with tarfile.open(fileobj=io.BytesIO(payload), mode="r:gz") as tar:
+            tar.extractall(folder, filter="data")
+        try:
+            subprocess.run([sys.executable, "-m", "labkit.course.worker", str(folder)],
+                           timeout=timeout, start_new_session=True, capture_output=True)
+        except subprocess.TimeoutExpired:
+            job = json.loads((folder / "job.json").read_text())
+            _write_json(folder / RESULT, {
+                "assignment": job["assignment"], "student": job["student"], "status": "error",
+                "error": f"grading stopped: the submission exceeded the {timeout} s limit",
+                "findings": []})
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            tar.add(folder / RESULT, arcname=RESULT)
+            if (folder / "course" / "autograded").is_dir():
+                tar.add(folder / "course" / "autograded", arcname="course/autograded")
+        return buf.getvalue()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def serve() -> None:
+    """Grade job folders named on stdin, one per line; answer ``done <folder>``."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything else printing to stdout lands in stderr, not the protocol
+    import nbgrader.apps.api  # noqa: F401 -- pay the import once, before the first job
+
+    proto.write("ready\n")
+    for line in sys.stdin:
+        job_dir = Path(line.strip())
+        if not line.strip():
+            continue
+        run_job(job_dir)
+        proto.write(f"done {job_dir}\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--serve"]:
+        serve()
+    elif len(args) == 1:
+        result = run_job(Path(args[0]))
+        sys.exit(0 if result["status"] == "graded" else 1)
+    else:
+        sys.exit("usage: python -m labkit.course.worker (--serve | JOB_DIR)")
+
+
+if __name__ == "__main__":
+    main()
