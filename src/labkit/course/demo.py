@@ -172,18 +172,23 @@ for target in ("/tmp/labkit-pwned", str(pathlib.Path.home() / "labkit-pwned"),
 """
 
 _READ_HIDDEN = """\
-import glob, os, pathlib
-found = []
-patterns = ["/**/gradebook.db", "/**/source/**/*.ipynb", "/**/course/labs/*.py",
-            "/proc/1/root/**/gradebook.db", "../../../*", "../../../../*"]
-for pattern in patterns:
-    for path in glob.glob(pattern, recursive=True)[:50]:
-        try:
-            text = pathlib.Path(path).read_text(errors="ignore")
-        except OSError:
-            continue
-        if "BEGIN HIDDEN TESTS" in text or "hidden" in path:
-            found.append(path)
+import os, pathlib, time
+found, deadline = [], time.time() + 4
+skip = {"proc", "sys", "usr", "lib", "lib64", "bin", "sbin", "dev", "site-packages"}
+for base in ("/", "/proc/1/root", "../../../.."):
+    for folder, dirs, files in os.walk(base):
+        dirs[:] = [d for d in dirs if d not in skip]
+        for name in files:
+            if name == "gradebook.db" or name.endswith((".ipynb", ".py")):
+                path = os.path.join(folder, name)
+                try:
+                    text = pathlib.Path(path).read_text(errors="ignore")
+                except OSError:
+                    continue
+                if name == "gradebook.db" or "BEGIN HIDDEN TESTS" in text:
+                    found.append(path)
+        if time.time() > deadline:
+            break
 print("hidden tests found:", found if found else "none")
 """
 

@@ -453,13 +453,14 @@ def _merge_quiet(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
     gb.update_or_create_student(job.student)  # type: ignore[attr-defined]
     stamp = result.get("timestamp")
     kwargs = {"timestamp": datetime.fromisoformat(stamp)} if stamp else {}
-    sub = gb.update_or_create_submission(job.assignment, job.student,  # type: ignore[attr-defined]
-                                         **kwargs)
+    gb.update_or_create_submission(job.assignment, job.student,  # type: ignore[attr-defined]
+                                   **kwargs)
     score = max_score = 0.0
     for nb_name, nb in result["notebooks"].items():
         snb = gb.find_submission_notebook(nb_name, job.assignment,  # type: ignore[attr-defined]
                                           job.student)
         snb.late_submission_penalty = nb["late_penalty"]
+        snb.flagged = flagged  # nbgrader's "flag for review", shown in the formgrader
         for gid, g in nb["grades"].items():
             grade = gb.find_grade(gid, nb_name, job.assignment, job.student)  # type: ignore[attr-defined]
             grade.auto_score = g["auto_score"]
@@ -471,7 +472,6 @@ def _merge_quiet(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
         for gid, text in nb["comments"].items():
             gb.find_comment(gid, nb_name, job.assignment,  # type: ignore[attr-defined]
                             job.student).auto_comment = text
-    sub.flagged = flagged
     gb.db.commit()  # type: ignore[attr-defined]
     timings = dict(result.get("timings", {}))
     timings["merge"] = time.perf_counter() - t0

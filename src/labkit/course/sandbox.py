@@ -59,6 +59,7 @@ class Policy:
     ipc_dir: str
     hide: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
+    mask: tuple[str, ...] = ()   # files inside workdir the kernel must not read
     memory_bytes: int = 3 * 1024**3
     cpu_seconds: int = 600
     file_bytes: int = 64 * 1024**2
@@ -73,7 +74,8 @@ class Policy:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Policy:
         raw = json.loads(Path(path).read_text())
-        raw["hide"], raw["keep"] = tuple(raw["hide"]), tuple(raw["keep"])
+        for key in ("hide", "keep", "mask"):
+            raw[key] = tuple(raw.get(key, ()))
         return cls(**raw)
 
 
@@ -142,7 +144,12 @@ def _enter_namespaces(policy: Policy) -> str:
     hide = tuple(sorted({os.path.realpath(p) for p in policy.hide}, key=len))
     writable = (os.path.realpath(policy.workdir), os.path.realpath(policy.ipc_dir))
     keep = [(p, True) for p in writable]
-    keep += [(os.path.realpath(p), False) for p in policy.keep]
+    for path in sorted({os.path.realpath(p) for p in policy.keep}, key=len):
+        # a kept path never re-exposes a hidden one (e.g. the course repository on
+        # sys.path); one inside an already kept path needs no mount of its own
+        if any(_under(h, (path,)) for h in hide) or _under(path, tuple(k for k, _ in keep)):
+            continue
+        keep.append((path, False))
     fds = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, rw) for p, rw in keep
            if _under(p, hide) and os.path.isdir(p)]
     for path in hide:
@@ -158,6 +165,11 @@ def _enter_namespaces(policy: Policy) -> str:
         if not rw:
             _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
         os.close(fd)
+    # The notebook being graded sits in the kernel's own folder *with* its hidden tests
+    # (nbgrader restores them before executing): the kernel sees an empty file instead.
+    for path in policy.mask:
+        if os.path.isfile(path):
+            _mount("/dev/null", path, None, MS_BIND)
     if root:
         return "namespaces+nobody"
     # Lock the mounts: in a child user namespace they can no longer be unmounted.
@@ -200,9 +212,14 @@ def launch(policy: Policy, argv: list[str]) -> None:
         conn = _connection_file(argv)
         for path in (policy.ipc_dir, policy.workdir, *([conn] if conn else [])):
             os.chown(path, NOBODY, NOBODY)
+        masked = {os.path.realpath(p) for p in policy.mask}
         for base, dirs, files in os.walk(policy.workdir):
             for name in dirs + files:
-                os.lchown(os.path.join(base, name), NOBODY, NOBODY)
+                path = os.path.join(base, name)
+                if os.path.realpath(path) in masked:
+                    os.chmod(path, 0o600)  # root's, unreadable to nobody even unmasked
+                else:
+                    os.lchown(path, NOBODY, NOBODY)
     _limits(policy)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):

@@ -21,6 +21,7 @@ a submission "gets exactly the score its honest parts earn, and a clear reason".
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import uuid
@@ -37,13 +38,9 @@ MAX_ANSWERS_BYTES = 1024 * 1024
 MAX_TIMESTAMP_BYTES = 200
 
 # Answer code that reaches into the grader: allowed to run, but flagged for a human.
-_GRADER_TOUCH = (
-    (re.compile(r"\bexpect_[a-z_]+\s*=(?!=)"), "rebinds a grading check (expect_...)"),
-    (re.compile(r"labkit\.grading|from\s+labkit\s+import\s+grading"), "imports labkit.grading"),
-    (re.compile(r"\b__builtins__\b|\bimport\s+builtins\b|\bbuiltins\."), "touches builtins"),
-    (re.compile(r"\bsys\.modules\b"), "edits sys.modules"),
-    (re.compile(r"\bAssertionError\s*=(?!=)"), "rebinds AssertionError"),
-)
+_GRADER_NAMES = re.compile(r"^(expect_[A-Za-z_]*|AssertionError|__builtins__|builtins)$")
+_GRADER_MODULES = ("labkit.grading", "builtins", "labkit")
+_GRADER_CALLS = ("globals", "setattr", "delattr", "vars", "exec", "eval", "__import__")
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,7 @@ def parse_notebook(raw: bytes) -> tuple[dict | None, Finding | None]:
                              "release", flag=True)
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         return None, Finding("notebook-corrupt", f"the notebook is not valid JSON ({exc}): "
                              "graded as the blank release", flag=True)
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
@@ -173,7 +170,8 @@ def canonicalise(submitted: Mapping | None,
             findings.append(Finding(code, f"{_describe(ref)} {gid!r} was edited: the "
                                     "original was graded", flag=_is_grade(ref)))
         elif (cell.get("metadata", {}).get("nbgrader") != ref.metadata.get("nbgrader")
-              or cell.get("metadata", {}).get("tags") != ref.metadata.get("tags")):
+              or (cell.get("metadata", {}).get("tags") or []) != (ref.metadata.get("tags")
+                                                                  or [])):
             findings.append(Finding("metadata-restored", f"the metadata or tags of "
                                     f"{_describe(ref)} {gid!r} were edited: restored",
                                     flag=_is_grade(ref)))
@@ -221,17 +219,62 @@ def canonicalise(submitted: Mapping | None,
     return out, findings
 
 
+def _touches_grader(code: str) -> str | None:
+    """What in ``code`` reaches into the grading machinery, or None.
+
+    Binding a name the checks use (``expect_*``, ``AssertionError``) in any way
+    (assignment, ``def``, ``class``, import alias, walrus, loop target), importing
+    ``labkit.grading`` or ``builtins``, or calling ``globals``/``setattr``/``exec``-style
+    escape hatches. Code that does not parse is judged by the same rules on its text.
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if re.search(r"\bexpect_\w+\s*[:=]|labkit\.grading|builtins|sys\.modules", code):
+            return "reaches into the grading checks"
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and _GRADER_NAMES.match(node.id):
+            return f"rebinds {node.id}"
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and _GRADER_NAMES.match(node.name):
+            return f"defines {node.name}"
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and any(
+                _GRADER_NAMES.match(n) for n in node.names):
+            return "declares a grading name global"
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith(_GRADER_MODULES[:2]) or alias.name == "labkit" or (
+                        alias.asname and _GRADER_NAMES.match(alias.asname)):
+                    return f"imports {alias.name}"
+        if isinstance(node, ast.ImportFrom):
+            names = {a.name for a in node.names} | {a.asname or "" for a in node.names}
+            if (node.module or "").startswith(_GRADER_MODULES[:2]) or (
+                    node.module == "labkit" and "grading" in names) or any(
+                    a.asname and _GRADER_NAMES.match(a.asname) for a in node.names):
+                return f"imports from {node.module}"
+        if isinstance(node, ast.Attribute) and node.attr in ("modules", "__builtins__") \
+                and isinstance(node.value, ast.Name) and node.value.id in ("sys", "builtins"):
+            return f"touches {node.value.id}.{node.attr}"
+        if isinstance(node, ast.Name) and node.id in ("__builtins__", "builtins"):
+            return f"touches {node.id}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in _GRADER_CALLS:
+            return f"calls {node.func.id}()"
+    return None
+
+
 def _grader_touch(nb: nbformat.NotebookNode) -> list[Finding]:
     found = []
     for cell in nb.cells:
         if cell.cell_type != "code" or (_grade_id(cell) and not _is_solution(cell)):
             continue
-        for pattern, what in _GRADER_TOUCH:
-            if pattern.search(cell.source):
-                where = _grade_id(cell) or "a cell the student added"
-                found.append(Finding("grader-touch", f"{where!s} {what}: flagged for a human "
-                                     "to review", flag=True))
-                break
+        what = _touches_grader(cell.source)
+        if what:
+            where = _grade_id(cell) or "a cell the student added"
+            found.append(Finding("grader-touch", f"{where} {what}: flagged for a human to "
+                                 "review", flag=True))
     return found
 
 
@@ -244,7 +287,8 @@ def _check_answers(path: Path) -> str | None:
         return f"it is {size / 1e6:.1f} MB (limit {MAX_ANSWERS_BYTES / 1e6:.0f} MB)"
     try:
         AnswerStore(path).entries()
-    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError,
+            RecursionError) as exc:
         return str(exc).replace(str(path), ANSWERS_FILE)
     return None
 

@@ -59,6 +59,17 @@ def _read_results(db_url: str, course_id: str, assignment: str, student: str) ->
                 "notebooks": notebooks}
 
 
+def _course_repository() -> list[str]:
+    """The course repository labkit runs from, if any (an editable install): it holds
+    the lab specs and source notebooks, so student kernels must not see it."""
+    import labkit
+
+    for parent in Path(labkit.__file__).resolve().parents:
+        if (parent / "course" / "labs").is_dir() and (parent / "pyproject.toml").is_file():
+            return [str(parent)]
+    return []
+
+
 def run_job(job_dir: Path) -> dict:
     """Grade the job in ``job_dir``; always writes and returns its ``result.json``."""
     from labkit.course.execution import GradingExecute, SandboxKernelManager
@@ -83,8 +94,11 @@ def run_job(job_dir: Path) -> dict:
         ipc.mkdir(exist_ok=True)
         workdir = course / "autograded" / student / assignment
         policy = Policy(workdir=str(workdir), ipc_dir=str(ipc),
-                        hide=default_hide(job_dir.parent, *job.get("hide", [])),
-                        keep=default_keep(), memory_bytes=job["memory_bytes"],
+                        hide=default_hide(job_dir.parent, *job.get("hide", []),
+                                          *_course_repository()),
+                        keep=default_keep(),
+                        mask=tuple(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
+                        memory_bytes=job["memory_bytes"],
                         cpu_seconds=job["cpu_seconds"], isolate=job["isolate"])
         SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
         t_prepared = time.perf_counter()
@@ -117,8 +131,10 @@ def run_job(job_dir: Path) -> dict:
         outcome = api.autograde(assignment, student, force=True, create=True)
         t_graded = time.perf_counter()
         if not outcome.get("success"):
-            raise RuntimeError("nbgrader autograde failed:\n" + str(outcome.get("error")
-                                                                  or outcome.get("log")))
+            errors = [line for line in str(outcome.get("log", "")).splitlines()
+                      if "ERROR" in line or "Error" in line]
+            raise RuntimeError("nbgrader autograde failed: " + " | ".join(errors[-6:])
+                               + "\n" + str(outcome.get("log", ""))[-3000:])
         result.update(_read_results(db_url, job["course_id"], assignment, student))
         for failure in GradingExecute.failures:
             findings.append(Finding("kernel-failure", failure, flag=True))
