@@ -397,9 +397,16 @@ def run_pipeline(repo: Path, dest: Path, labs: list[str], workers: int = 0,
     for name in assignments:
         for kind in HONEST:
             write_honest(kind, dest, name, dest / "submitted" / f"demo_{kind}" / name)
-    log("3/5 grade (parallel, sandboxed)")
-    report = grade(dest, assignments, db_url=db_url, options=GradeOptions(workers=workers),
-                   log=log)
+    from labkit.course.sandbox import probe
+
+    isolated, why = probe()
+    if not isolated:  # the demo's own submissions are trusted; students' never are
+        log(f"note: student kernels cannot be sandboxed on this machine ({why}); the demo "
+            "grades its own trusted submissions without the sandbox. `labkit course grade` "
+            "refuses to do that with real submissions unless given --no-isolation.")
+    log("3/5 grade (parallel" + (", sandboxed)" if isolated else ")"))
+    report = grade(dest, assignments, db_url=db_url,
+                   options=GradeOptions(workers=workers, isolate=isolated), log=log)
     log(report.summary())
     log("4/5 feedback")
     html = write_feedback(dest, db_url, assignments)
