@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("lab", help="a lab (lab1) or one assignment (lab1_iphone)")
     g.add_argument("--track", action="append", default=None, help="only this track (repeat)")
     g.add_argument("--workers", type=_number("workers", 0, integer=True, strict=False),
-                   default=0, help="local worker processes (default: one per core)")
+                   default=0, help="local worker processes (default: cores + 1)")
     g.add_argument("--scheduler", default=None,
                    help="grade on a Dask cluster instead, e.g. tcp://host:8786")
     g.add_argument("--cell-timeout", type=_count, default=60, help="seconds per cell")
