@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook
 
 from course_helpers import BIN, ROOT, TRACKS, kernel_env, run_nbgrader
 from labkit.course import demo
-from labkit.course.grade import GradeError, GradeOptions, grade, read_journal
+from labkit.course.grade import GradeError, GradeOptions, _lock, grade, read_journal
 
 FIXTURES = ROOT / "autograder" / "fixtures" / "lab1"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
@@ -215,6 +215,12 @@ def test_bad_requests_name_the_problem(tmp_path):
     db_url = demo.new_course(ROOT, tmp_path, ["lab1_cloud_fleet"])
     with pytest.raises(GradeError, match="lab9_mars"):
         grade(tmp_path, ["lab9_mars"], db_url=db_url)
+    held = _lock(tmp_path)  # a second grader on the same course is refused
+    try:
+        with pytest.raises(GradeError, match="another `labkit course grade` is running"):
+            grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url)
+    finally:
+        held.close()
     proc = subprocess.run([str(BIN / "labkit"), "course", "grade", "lab9", "--root",
                            str(ROOT)], capture_output=True, text=True, env={
                                **os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -564,3 +565,16 @@ def test_prepare_drops_an_oversize_timestamp(tmp_path, release):
     dest = tmp_path / "dest"
     prepare(sub, RELEASE_DIR, dest, [NB_NAME])
     assert not (dest / TIMESTAMP_FILE).exists()
+
+
+def test_prepare_keeps_a_real_timestamp_and_drops_a_forged_one(tmp_path):
+    release = ROOT / "release" / "lab1_cloud_fleet"
+    for text, kept in (("2026-11-30 12:00:00.000000 UTC", True), ("next tuesday", False),
+                       ("9" * 500, False)):
+        sub, dest = tmp_path / f"s{kept}{len(text)}", tmp_path / f"d{kept}{len(text)}"
+        sub.mkdir()
+        shutil.copy(release / "inference_economy.ipynb", sub)
+        (sub / "timestamp.txt").write_text(text)
+        findings = prepare(sub, release, dest, ["inference_economy"])
+        assert (dest / "timestamp.txt").exists() is kept
+        assert ("timestamp-unreadable" in {f.code for f in findings}) is not kept

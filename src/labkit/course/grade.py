@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import IO
 
 from labkit.course.worker import RESULT
 
@@ -274,17 +275,6 @@ def _error_result(folder: Path, message: str) -> None:
             "error": message, "findings": []}))
 
 
-def _worker_limits(memory_bytes: int) -> Callable[[], None]:
-    """In the worker before exec: a memory cap, and die with the grading process."""
-    def apply() -> None:
-        import ctypes
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    return apply
-
-
 def _sweep_stale_runs() -> None:
     """Remove job folders left by a grading run that was killed (its pid is gone)."""
     for folder in Path(tempfile.gettempdir()).glob("lkg-*"):
@@ -311,8 +301,9 @@ class _LocalPool:
         proc = subprocess.Popen(
             [sys.executable, "-m", "labkit.course.worker", "--serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            start_new_session=True, env=os.environ.copy(),
-            preexec_fn=_worker_limits((self.options.memory_mb + 3072) * 1024**2))
+            start_new_session=True,
+            env={**os.environ, "LABKIT_WORKER_MEMORY_BYTES":
+                 str((self.options.memory_mb + 3072) * 1024**2)})
         log.close()
         return proc
 
@@ -505,8 +496,6 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
           course_id: str = "labkit", options: GradeOptions | None = None,
           log: Callable[[str], None] | None = None) -> GradeReport:
     """Autograde every collected submission of ``assignments`` under course ``root``."""
-    from nbgrader.api import Gradebook
-
     options = options or GradeOptions()
     root = Path(root).resolve()
     db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
@@ -514,8 +503,8 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
         raise GradeError("no assignment to grade")
     _ensure_path()
     if not _sqlite_path(db_url).exists():
-        raise GradeError(f"no gradebook at {db_url}: run `labkit course release` or "
-                         "`nbgrader generate_assignment` first")
+        raise GradeError(f"no gradebook at {db_url}: run `nbgrader generate_assignment "
+                         f"{assignments[0]}` (and release/collect) first")
     _check_assignments(db_url, course_id, assignments)
     isolation = "off (--no-isolation)"
     if options.isolate:
@@ -527,6 +516,40 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
                              "grade on a machine with Linux namespaces, or pass "
                              "--no-isolation to run student code with your rights")
         isolation = why
+    lock = _lock(root)
+    try:
+        return _grade_locked(root, assignments, db_url, course_id, options, log, isolation)
+    finally:
+        lock.close()
+
+
+def _lock(root: Path) -> IO[str]:
+    """One grading run per course at a time: the gradebook has one writer."""
+    import fcntl
+
+    path = root / ".labkit" / "grade.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fh = open(path, "a+")  # noqa: SIM115 -- held for the whole run
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        fh.seek(0)
+        other = fh.read().strip() or "unknown"
+        fh.close()
+        raise GradeError(f"another `labkit course grade` is running on {root} (pid {other}); "
+                         "wait for it to finish") from None
+    fh.seek(0)
+    fh.truncate()
+    fh.write(str(os.getpid()))
+    fh.flush()
+    return fh
+
+
+def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id: str,
+                  options: GradeOptions, log: Callable[[str], None] | None,
+                  isolation: str) -> GradeReport:
+    from nbgrader.api import Gradebook
+
     start = time.perf_counter()
     pairs = collected(root, assignments)
     journal = {} if options.force else read_journal(root)

@@ -347,6 +347,24 @@ def prepare(submitted_dir: Path, release_dir: Path, dest_dir: Path,
             findings.append(Finding("answers-unreadable", f"{ANSWERS_FILE} was left out: {why}; "
                                     "committed predictions in it could not count", flag=True))
     raw = read(TIMESTAMP_FILE)
-    if raw is not None and len(raw) <= MAX_TIMESTAMP_BYTES:
-        (dest_dir / TIMESTAMP_FILE).write_bytes(raw)
+    if raw is not None:
+        if _timestamp_ok(raw):
+            (dest_dir / TIMESTAMP_FILE).write_bytes(raw)
+        else:
+            findings.append(Finding("timestamp-unreadable", f"{TIMESTAMP_FILE} is not a "
+                                    "submission time: left out (no late penalty computed)",
+                                    flag=True))
     return findings
+
+
+def _timestamp_ok(raw: bytes) -> bool:
+    """nbgrader can read it as a submission time (it is written by ``nbgrader submit``)."""
+    from nbgrader.utils import parse_utc
+
+    if len(raw) > MAX_TIMESTAMP_BYTES:
+        return False
+    try:
+        parse_utc(raw.decode("utf-8").strip())
+    except (ValueError, TypeError, OverflowError, UnicodeDecodeError):
+        return False
+    return True

@@ -192,6 +192,16 @@ def grade_packed(payload: bytes, timeout: float) -> bytes:
 
 def serve() -> None:
     """Grade job folders named on stdin, one per line; answer ``done <folder>``."""
+    import ctypes
+    import resource
+    import signal
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the grader
+    if os.getppid() == 1:  # the grader died before we could ask
+        sys.exit(1)
+    limit = int(os.environ.get("LABKIT_WORKER_MEMORY_BYTES", "0"))
+    if limit > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything else printing to stdout lands in stderr, not the protocol
     import nbgrader.apps.api  # noqa: F401 -- pay the import once, before the first job
