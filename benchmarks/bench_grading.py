@@ -8,8 +8,9 @@ The baseline is stock ``nbgrader autograde <assignment>`` for each assignment, o
 another, on a copy of the course; then ``labkit course grade`` with each worker count
 (default: the number of cores) on fresh copies. Every run must give the same per-cell
 scores as the baseline. Prints seconds per submission, the speed-up over the baseline,
-and where labkit's time goes per submission (prepare, kernel start, execution, the rest
-of nbgrader including its own database writes, and the merge into the course gradebook).
+and where labkit's time goes per submission (prepare, kernel start, execution, nbgrader's
+grade writes to the job's snapshot database, the rest of nbgrader -- sanitising, copying,
+writing the notebook -- and the merge into the course gradebook).
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def main() -> None:
             print(f"labkit course grade -w {workers} : {elapsed:7.1f} s  {elapsed / n:5.2f} "
                   f"s/submission  speed-up {t_serial / elapsed:4.2f}x  same grades: {same}")
             done = [o for o in report.outcomes if o.status == "graded"]
-            keys = ("prepare", "kernel_start", "execute", "nbgrader_other", "merge")
+            keys = ("prepare", "kernel_start", "execute", "database", "nbgrader_other",
+                    "merge")
             parts = {k: sum(o.timings.get(k, 0.0) for o in done) / len(done) for k in keys}
             busy = sum(parts.values())
             print("    per submission (worker time): " + ", ".join(

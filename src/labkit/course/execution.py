@@ -25,7 +25,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
-from nbgrader.preprocessors import Execute
+from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Integer
 
 from labkit.course.sandbox import Policy
@@ -137,3 +137,15 @@ class GradingExecute(Execute):
                                    f"{self.max_output_bytes // 1024} KiB]\n")
             outs.append(note)
         return None
+
+
+class TimedSaveAutoGrades(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades``, timed: the grading report's *database* share."""
+
+    def preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
+        start = time.perf_counter()
+        try:
+            return super().preprocess(nb, resources)
+        finally:
+            timings = GradingExecute.timings
+            timings["database"] = timings.get("database", 0.0) + time.perf_counter() - start

@@ -128,7 +128,8 @@ class GradeReport:
                          f"{sum(o.flagged for o in items):>9}"
                          f"{sum(o.status == 'error' for o in items):>8}")
         if done:
-            keys = ("prepare", "kernel_start", "execute", "nbgrader_other", "merge")
+            keys = ("prepare", "kernel_start", "execute", "database", "nbgrader_other",
+                    "merge")
             means = {k: sum(o.timings.get(k, 0.0) for o in done) / len(done) for k in keys}
             lines.append("mean time per submission: " + ", ".join(
                 f"{k.replace('_', ' ')} {v:.2f} s" for k, v in means.items()))

@@ -72,7 +72,11 @@ def _course_repository() -> list[str]:
 
 def run_job(job_dir: Path) -> dict:
     """Grade the job in ``job_dir``; always writes and returns its ``result.json``."""
-    from labkit.course.execution import GradingExecute, SandboxKernelManager
+    from labkit.course.execution import (
+        GradingExecute,
+        SandboxKernelManager,
+        TimedSaveAutoGrades,
+    )
     from labkit.course.sandbox import Policy, default_hide, default_keep
 
     t0 = time.perf_counter()
@@ -111,7 +115,6 @@ def run_job(job_dir: Path) -> dict:
             CheckCellMetadata,
             IgnorePattern,
             LimitOutput,
-            SaveAutoGrades,
         )
         from traitlets.config import Config
 
@@ -122,7 +125,7 @@ def run_job(job_dir: Path) -> dict:
         cfg.CourseDirectory.course_id = job["course_id"]
         cfg.Autograde.autograde_preprocessors = [
             GradingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-            SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+            TimedSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
         cfg.Autograde.exclude_overwriting = {}
         cfg.GradingExecute.timeout = job["timeout"]
         cfg.GradingExecute.sandboxed = True
@@ -143,7 +146,8 @@ def run_job(job_dir: Path) -> dict:
         timings["prepare"] = t_prepared - t0
         timings["nbgrader_other"] = max(0.0, t_graded - t_prepared
                                         - timings.get("kernel_start", 0.0)
-                                        - timings.get("execute", 0.0))
+                                        - timings.get("execute", 0.0)
+                                        - timings.get("database", 0.0))
         result["timings"] = timings
     except Exception as exc:  # a broken job is reported, never raised to the pool
         result["error"] = f"{type(exc).__name__}: {exc}"
