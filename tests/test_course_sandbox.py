@@ -11,10 +11,12 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import uuid
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ import pytest
 from labkit.course.sandbox import NOBODY, Policy, default_hide, default_keep, probe
 
 MiB = 1024**2
+ROOT = Path(__file__).resolve().parents[1]
 TOKEN_VAR = "LABKIT_TEST_SECRET_TOKEN"
 
 
@@ -294,3 +297,33 @@ def test_bad_command_line_prints_usage(tmp_path, shape):
     assert proc.returncode != 0
     assert "usage: python -m labkit.course.sandbox POLICY.json -- KERNEL ARGV" in proc.stderr
     assert not marker.exists()
+
+
+def test_only_an_allow_list_of_the_machine_exists_inside(tmp_path):
+    """Not a block-list: course material anywhere else on the machine (another checkout,
+    another course under /srv, this repository's own source notebooks) is simply absent."""
+    other = Path(tempfile.mkdtemp(prefix="labkit-other-course-", dir="/srv"
+                                  if os.access("/srv", os.W_OK) else "/var/lib"))
+    home_file = Path.home() / "labkit-secret-unset"
+    try:
+        (other / "hidden.ipynb").write_text("BEGIN HIDDEN TESTS")
+        home_file = Path.home() / f"labkit-secret-{uuid.uuid4().hex[:8]}"
+        home_file.write_text("instructor token")
+        box = make_box(tmp_path)
+        targets = {"other": str(other / "hidden.ipynb"),
+                   "repo_source": str(ROOT / "source"), "repo_labs": str(ROOT / "course"),
+                   "home_file": str(home_file)}
+        proc = launch(box, f"""
+            T = {targets!r}
+            seen = {{k: os.path.exists(v) for k, v in T.items()}}
+            seen["root"] = sorted(os.listdir("/"))
+            json.dump(seen, open(P["out"], "w"))
+        """)
+        seen = report(box, proc)
+        assert not any(seen[k] for k in targets), seen
+        allowed = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev",
+                   "proc", "tmp", "var"} | {Path(p).parts[1] for p in default_keep()}
+        assert set(seen["root"]) <= allowed, seen["root"]
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+        home_file.unlink(missing_ok=True)

@@ -44,6 +44,7 @@ from labkit.course.worker import RESULT
 GRADER_VERSION = "labkit-grade-1"
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
 NOTES_FILE = "labkit_grading.json"
+KERNEL_UID_BASE = 200_000  # unassigned uids; kernels get base + job number
 
 
 class GradeError(RuntimeError):
@@ -263,6 +264,9 @@ def _make_job(root: Path, run_dir: Path, n: int, assignment: str, student: str,
            "notebooks": notebooks, "timeout": options.cell_timeout,
            "memory_bytes": options.memory_mb * 1024**2,
            "cpu_seconds": options.job_timeout, "isolate": options.isolate,
+           # a user of its own per kernel (when grading as root): kernels running side by
+           # side cannot read each other's files, sockets or /proc entries
+           "uid": KERNEL_UID_BASE + n % 100_000,
            "hide": [str(root.resolve())]}
     (folder / "job.json").write_text(json.dumps(job, indent=1))
     return _Job(assignment, student, folder, fp)
@@ -302,7 +306,7 @@ class _LocalPool:
         proc = subprocess.Popen(
             [sys.executable, "-m", "labkit.course.worker", "--serve"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            start_new_session=True,
+            start_new_session=True, cwd=self.log_dir,
             env={**os.environ, "LABKIT_WORKER_MEMORY_BYTES":
                  str((self.options.memory_mb + 3072) * 1024**2)})
         log.close()

@@ -6,12 +6,13 @@ anywhere and phone home. Here the kernel command is wrapped by ``python -m
 labkit.course.sandbox POLICY -- <kernel argv>``, which before exec'ing the kernel
 
 * enters new **mount and network namespaces**: no network at all (the kernel talks to the
-  grader over Unix sockets, ``transport="ipc"``), and the course root, every grading job's
-  folder, ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the grader's home are covered by empty
-  tmpfs; only the submission's own folder, the kernel's socket folder and the Python
-  installation (read-only) are mounted back;
-* drops to an unprivileged user (``nobody`` when the grader is root; when it is not, a
-  second user namespace locks the mounts so they cannot be undone);
+  grader over Unix sockets, ``transport="ipc"``), and ``pivot_root``s into a fresh root
+  built from an allow-list: the OS (read-only), the Python installation and import paths
+  (read-only), the submission's own folder and the kernel's socket folder (writable),
+  empty ``/tmp``. The course, other checkouts, other jobs, home folders do not exist;
+  ``hide`` names paths that must stay out even when an import path holds them;
+* drops to an unprivileged user of its own (``uid``, when the grader is root; when it is
+  not, a second user namespace locks the mounts) and marks itself non-dumpable;
 * sets resource limits: address space (memory), CPU seconds, file size, processes;
 * scrubs the environment (no tokens), closes stdin/stdout/stderr, and asks the OS to kill
   the kernel when the grader dies (``PR_SET_PDEATHSIG``).
@@ -38,7 +39,11 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
 MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+MNT_DETACH = 2
 NOBODY = 65534
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
 # Variables a kernel may inherit; everything else (tokens, credentials) is dropped.
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONWARNINGS", "PYTHONHASHSEED",
@@ -51,8 +56,8 @@ class Policy:
     """What one kernel may see and use. Paths are absolute; sizes in bytes, times in s.
 
     ``workdir`` (the submission's folder) and ``ipc_dir`` (the kernel's sockets and
-    connection file) stay writable; ``hide`` are covered; ``keep`` are mounted back
-    read-only where they lie under a hidden path.
+    connection file) are writable; ``keep`` are visible read-only unless they hold a
+    ``hide`` path; nothing else outside the OS exists for the kernel.
     """
 
     workdir: str
@@ -60,6 +65,8 @@ class Policy:
     hide: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     mask: tuple[str, ...] = ()   # files inside workdir the kernel must not read
+    uid: int = NOBODY            # the kernel's user when the grader is root
+    root_dir: str = ""           # where the kernel's root is built (default: beside ipc_dir)
     memory_bytes: int = 3 * 1024**3
     cpu_seconds: int = 600
     file_bytes: int = 64 * 1024**2
@@ -90,7 +97,8 @@ def default_hide(*extra: str | os.PathLike[str]) -> tuple[str, ...]:
 
 def default_keep() -> tuple[str, ...]:
     """The Python installation and every import path: the kernel needs them to start."""
-    paths = {sys.prefix, sys.base_prefix, *sys.path}
+    cwd = os.getcwd()
+    paths = {sys.prefix, sys.base_prefix, *(p for p in sys.path if p not in ("", ".", cwd))}
     return tuple(sorted(str(Path(p).resolve()) for p in paths if p and Path(p).is_dir()))
 
 
@@ -102,6 +110,7 @@ _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctype
 _libc.unshare.argtypes = (ctypes.c_int,)
 _libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
                         ctypes.c_ulong)
+_libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
 
 
 def _check(rc: int, what: str) -> None:
@@ -128,8 +137,47 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+def _bind(source: str, target: str, *, writable: bool = False) -> None:
+    """Bind ``source`` at ``target`` (created as needed); read-only unless ``writable``."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "a"):
+            pass
+    _mount(source, target, None, MS_BIND | MS_REC)
+    if not writable:
+        _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+
+
+def _expose_system(new: str) -> None:
+    """The OS the kernel needs, read-only: binaries, libraries, /etc, a minimal /dev, /proc."""
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):  # merged /usr: /bin -> usr/bin
+            os.symlink(os.readlink(path), new + path)
+        elif os.path.isdir(path):
+            _bind(path, new + path)
+    os.makedirs(new + "/dev", exist_ok=True)
+    _mount("tmpfs", new + "/dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
+    for name in ("null", "zero", "full", "random", "urandom"):
+        _bind(f"/dev/{name}", f"{new}/dev/{name}", writable=True)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{new}/dev/{name}")
+    _bind("/proc", new + "/proc")
+    for path in ("/tmp", "/var/tmp", "/dev/shm"):
+        os.makedirs(new + path, exist_ok=True)
+        _mount("tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+
+
 def _enter_namespaces(policy: Policy) -> str:
-    """Unshare, cover the hidden paths, mount back the kept ones. Returns the mode."""
+    """Unshare, build a root that holds only what the kernel needs, pivot into it.
+
+    An allow-list, not a block-list: the new root has the OS (read-only), the Python
+    installation and import paths (read-only), the submission folder and the socket
+    folder (writable), empty ``/tmp``. Nothing else on the machine exists for the kernel:
+    not the course, not other courses or checkouts, not other jobs, not home folders.
+    """
     root = os.geteuid() == 0
     uid, gid = os.getuid(), os.getgid()
     if root:
@@ -141,37 +189,35 @@ def _enter_namespaces(policy: Policy) -> str:
         _write("/proc/self/gid_map", f"0 {gid} 1")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
 
-    hide = tuple(sorted({os.path.realpath(p) for p in policy.hide}, key=len))
-    writable = (os.path.realpath(policy.workdir), os.path.realpath(policy.ipc_dir))
-    keep = [(p, True) for p in writable]
+    new = os.path.realpath(policy.root_dir or policy.ipc_dir.rstrip("/") + "-root")
+    os.makedirs(new, exist_ok=True)
+    _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
+    _expose_system(new)
+    hide = tuple(os.path.realpath(p) for p in policy.hide)
+    exposed = list(SYSTEM_PATHS)
     for path in sorted({os.path.realpath(p) for p in policy.keep}, key=len):
-        # a kept path never re-exposes a hidden one (e.g. the course repository on
-        # sys.path); one inside an already kept path needs no mount of its own
-        if any(_under(h, (path,)) for h in hide) or _under(path, tuple(k for k, _ in keep)):
+        # never a path that holds a hidden one (a course repository on sys.path), nor
+        # one inside a path already there
+        if any(_under(h, (path,)) for h in hide) or _under(path, tuple(exposed)) \
+                or not os.path.isdir(path):
             continue
-        keep.append((path, False))
-    fds = [(os.open(p, os.O_PATH | os.O_DIRECTORY), p, rw) for p, rw in keep
-           if _under(p, hide) and os.path.isdir(p)]
-    for path in hide:
-        if not os.path.lexists(path):
-            continue
-        if os.path.isdir(path):
-            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
-        else:
-            _mount("/dev/null", path, None, MS_BIND)
-    for fd, path, rw in sorted(fds, key=lambda x: len(x[1])):
-        os.makedirs(path, exist_ok=True)
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        if not rw:
-            _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
-        os.close(fd)
+        _bind(path, new + path)
+        exposed.append(path)
+    for path in (policy.workdir, policy.ipc_dir):
+        real = os.path.realpath(path)
+        _bind(real, new + real, writable=True)
+
+    os.chdir(new)
+    _check(_libc.syscall(_SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
+    os.chdir("/")
     # The notebook being graded sits in the kernel's own folder *with* its hidden tests
     # (nbgrader restores them before executing): the kernel sees an empty file instead.
     for path in policy.mask:
         if os.path.isfile(path):
             _mount("/dev/null", path, None, MS_BIND)
     if root:
-        return "namespaces+nobody"
+        return "namespaces+nobody" if policy.uid == NOBODY else "namespaces+uid"
     # Lock the mounts: in a child user namespace they can no longer be unmounted.
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare (lock)")
     _write("/proc/self/setgroups", "deny")
@@ -208,31 +254,43 @@ def launch(policy: Policy, argv: list[str]) -> None:
                 "LABKIT_LEDGER": "/tmp/labkit_ledger.json", "LABKIT_SANDBOX": mode,
                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                 "MALLOC_ARENA_MAX": "2", **policy.env})
-    if mode == "namespaces+nobody":
+    dropped = mode.startswith("namespaces+") and mode != "namespaces+user"
+    if dropped:
         conn = _connection_file(argv)
         for path in (policy.ipc_dir, policy.workdir, *([conn] if conn else [])):
-            os.chown(path, NOBODY, NOBODY)
+            os.chown(path, policy.uid, policy.uid)
+        os.chmod(policy.ipc_dir, 0o700)
         masked = {os.path.realpath(p) for p in policy.mask}
         for base, dirs, files in os.walk(policy.workdir):
             for name in dirs + files:
                 path = os.path.join(base, name)
                 if os.path.realpath(path) in masked:
-                    os.chmod(path, 0o600)  # root's, unreadable to nobody even unmasked
+                    os.chmod(path, 0o600)  # root's, unreadable to the kernel even unmasked
                 else:
-                    os.lchown(path, NOBODY, NOBODY)
+                    os.lchown(path, policy.uid, policy.uid)
     _limits(policy)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    if mode == "namespaces+nobody":
+    if dropped:
         os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+        os.setgid(policy.uid)
+        os.setuid(policy.uid)
     # Set last: a change of credentials clears it. The kernel dies with its grader.
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     os.chdir(policy.workdir)
     os.closerange(3, 1 << 16)
-    os.execve(argv[0], argv, env)
+    os.execve(argv[0], _non_dumpable(argv), env)
+
+
+def _non_dumpable(argv: list[str]) -> list[str]:
+    """``python -m mod ARGS`` -> the same, first marking the process non-dumpable, so no
+    other kernel (same uid in the unprivileged mode) can read its /proc entries."""
+    if len(argv) >= 3 and argv[1] == "-m":
+        boot = (f"import ctypes, runpy; ctypes.CDLL(None).prctl({PR_SET_DUMPABLE}, 0, 0, 0, 0); "
+                f"runpy.run_module({argv[2]!r}, run_name='__main__', alter_sys=True)")
+        return [argv[0], "-c", boot, *argv[3:]]
+    return argv
 
 
 def probe(timeout: float = 20.0) -> tuple[bool, str]:

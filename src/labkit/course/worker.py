@@ -77,7 +77,7 @@ def run_job(job_dir: Path) -> dict:
         SandboxKernelManager,
         TimedSaveAutoGrades,
     )
-    from labkit.course.sandbox import Policy, default_hide, default_keep
+    from labkit.course.sandbox import NOBODY, Policy, default_hide, default_keep
 
     t0 = time.perf_counter()
     bindir = str(Path(sys.executable).parent)  # nbgrader shells out to alembic
@@ -102,6 +102,7 @@ def run_job(job_dir: Path) -> dict:
                                           *_course_repository()),
                         keep=default_keep(),
                         mask=tuple(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
+                        uid=job.get("uid", NOBODY), root_dir=str(job_dir / "root"),
                         memory_bytes=job["memory_bytes"],
                         cpu_seconds=job["cpu_seconds"], isolate=job["isolate"])
         SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
