@@ -520,7 +520,8 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
             raise GradeError(f"cannot isolate student kernels on this machine ({why}); "
                              "grade on a machine with Linux namespaces, or pass "
                              "--no-isolation to run student code with your rights")
-        isolation = why
+        isolation = ("namespaces, allow-list root, a uid of its own per kernel"
+                     if why == "namespaces+nobody" else why)
     lock = _lock(root)
     try:
         return _grade_locked(root, assignments, db_url, course_id, options, log, isolation)
