@@ -32,6 +32,7 @@ from pathlib import Path
 import nbformat
 
 from labkit.answers import AnswerStore
+from labkit.course.report import part_of
 from labkit.course.submission import ANSWERS_FILE, TIMESTAMP_FILE
 
 HONEST = ("full", "blank", "partial")
@@ -47,11 +48,6 @@ def _solutions(source_nb: nbformat.NotebookNode) -> dict[str, str]:
     """Answer-cell source with the solution block unwrapped, by grade id."""
     return {_meta(c)["grade_id"]: _SOLUTION.sub(r"\1", c.source).rstrip("\n")
             for c in source_nb.cells if _meta(c).get("solution")}
-
-
-def _part(grade_id: str) -> str:
-    bits = grade_id.split("-")
-    return bits[1].upper() if len(bits) > 2 and len(bits[1]) == 1 else ""
 
 
 def _commit(lab_id: str, notebook: str, track: str, folder: Path, parts: tuple[str, ...]) -> None:
@@ -80,7 +76,7 @@ def write_honest(kind: str, root: Path, assignment: str, dest: Path) -> Path:
         for cell in nb.cells:
             gid = _meta(cell).get("grade_id", "")
             if (_meta(cell).get("solution") and gid in solutions
-                    and (_part(gid) in parts or (kind == "full" and not _part(gid)))
+                    and (part_of(gid) in parts or (kind == "full" and not part_of(gid)))
                     and "predict" not in gid and "checkpoint" not in gid):
                 cell.source = solutions[gid]
         _commit(lab_id, notebook, track, dest, parts)
@@ -302,7 +298,7 @@ def expected_honest(kind: str, points: dict[str, float]) -> float:
         return sum(points.values())
     if kind == "blank":
         return 0.0
-    return sum(v for k, v in points.items() if _part(k) in PARTIAL_PARTS)
+    return sum(v for k, v in points.items() if part_of(k) in PARTIAL_PARTS)
 
 
 def expected(spec: Hostile, points: dict[str, float]) -> float:

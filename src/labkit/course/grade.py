@@ -39,7 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from labkit.course.worker import RESULT
+from labkit.course.worker import RESULT, ensure_bin_on_path
 
 GRADER_VERSION = "labkit-grade-1"
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
@@ -143,13 +143,6 @@ class GradeReport:
 
 
 # -- gradebook ----------------------------------------------------------------------------
-
-def _ensure_path() -> None:
-    """nbgrader shells out to ``alembic``: this interpreter's bin must be on PATH."""
-    bindir = str(Path(sys.executable).parent)
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-
 
 def _sqlite_path(db_url: str) -> Path:
     if not db_url.startswith("sqlite:///"):
@@ -506,7 +499,7 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
     db_url = db_url or f"sqlite:///{root / 'gradebook.db'}"
     if not assignments:
         raise GradeError("no assignment to grade")
-    _ensure_path()
+    ensure_bin_on_path()
     if not _sqlite_path(db_url).exists():
         raise GradeError(f"no gradebook at {db_url}: run `nbgrader generate_assignment "
                          f"{assignments[0]}` (and release/collect) first")

@@ -39,7 +39,7 @@ MAX_TIMESTAMP_BYTES = 200
 
 # Answer code that reaches into the grader: allowed to run, but flagged for a human.
 _GRADER_NAMES = re.compile(r"^(expect_[A-Za-z_]*|AssertionError|__builtins__|builtins)$")
-_GRADER_MODULES = ("labkit.grading", "builtins", "labkit")
+_GRADER_MODULES = ("labkit.grading", "builtins")  # and `labkit` itself, which holds grading
 _GRADER_CALLS = ("globals", "setattr", "delattr", "vars", "exec", "eval", "__import__")
 
 
@@ -245,12 +245,12 @@ def _touches_grader(code: str) -> str | None:
             return "declares a grading name global"
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.startswith(_GRADER_MODULES[:2]) or alias.name == "labkit" or (
+                if alias.name.startswith(_GRADER_MODULES) or alias.name == "labkit" or (
                         alias.asname and _GRADER_NAMES.match(alias.asname)):
                     return f"imports {alias.name}"
         if isinstance(node, ast.ImportFrom):
             names = {a.name for a in node.names} | {a.asname or "" for a in node.names}
-            if (node.module or "").startswith(_GRADER_MODULES[:2]) or (
+            if (node.module or "").startswith(_GRADER_MODULES) or (
                     node.module == "labkit" and "grading" in names) or any(
                     a.asname and _GRADER_NAMES.match(a.asname) for a in node.names):
                 return f"imports from {node.module}"

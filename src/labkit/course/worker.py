@@ -59,6 +59,13 @@ def _read_results(db_url: str, course_id: str, assignment: str, student: str) ->
                 "notebooks": notebooks}
 
 
+def ensure_bin_on_path() -> None:
+    """nbgrader shells out to ``alembic``: this interpreter's bin must be on PATH."""
+    bindir = str(Path(sys.executable).parent)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
 def _course_repository() -> list[str]:
     """The course repository labkit runs from, if any (an editable install): it holds
     the lab specs and source notebooks, so student kernels must not see it."""
@@ -80,9 +87,7 @@ def run_job(job_dir: Path) -> dict:
     from labkit.course.sandbox import NOBODY, Policy, default_hide, default_keep
 
     t0 = time.perf_counter()
-    bindir = str(Path(sys.executable).parent)  # nbgrader shells out to alembic
-    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+    ensure_bin_on_path()
     job = json.loads((job_dir / "job.json").read_text())
     assignment, student = job["assignment"], job["student"]
     course = job_dir / "course"
