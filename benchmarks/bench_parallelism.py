@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import fields
 
-from labkit.parallelism import (
+from labkit.physics.parallelism import (
     ParallelConfig,
     ParallelismSearch,
     clear_caches,

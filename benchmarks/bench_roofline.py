@@ -14,10 +14,10 @@ import time
 
 import numpy as np
 
-from labkit import roofline as rf
-from labkit.hardware import get_hardware
-from labkit.kvcache import kv_bytes_per_token
-from labkit.models import get_model
+from labkit.physics import roofline as rf
+from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.registries.hardware import get_hardware
+from labkit.registries.models import get_model
 
 HW, MODEL = "h100-sxm", "llama-3.1-70b"
 BATCHES = np.arange(1, 257, dtype=float)
@@ -75,7 +75,7 @@ def main() -> None:
     bare = import_seconds("pass")
     numpy_only = import_seconds("import numpy")
     pkg = import_seconds("import labkit")
-    models = import_seconds("import labkit.roofline, labkit.capacity")
+    models = import_seconds("import labkit.physics.roofline, labkit.physics.capacity")
     print("import time (fresh interpreter, median of 7, minus bare start-up)")
     print(f"  interpreter start   {bare:6.3f} s")
     print(f"  import numpy        {numpy_only - bare:6.3f} s")

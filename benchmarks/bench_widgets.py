@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from labkit.answers import AnswerStore
+from labkit.core.answers import AnswerStore
 from labkit.labs.inference_economy import Lab
 from labkit.tracks import PARTS, TRACKS
 

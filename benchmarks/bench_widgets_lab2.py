@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from labkit.answers import AnswerStore
+from labkit.core.answers import AnswerStore
 from labkit.labs.accelerators import Lab
 from labkit.tracks import PARTS, TRACKS
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from labkit import answers
-from labkit.answers import AnswerEntry, AnswerStore, read_ledger, record_ledger
+from labkit.core import answers
+from labkit.core.answers import AnswerEntry, AnswerStore, read_ledger, record_ledger
 
 
 @pytest.fixture

@@ -18,19 +18,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.batching import (
+from labkit.physics.batching import (
     POLICIES,
     arrival_times,
     compare_policies,
     sample_lengths,
     simulate_policy,
     step_tables,
-    track_inputs,
-    track_policies,
 )
-from labkit.phases import prefill_time
-from labkit.roofline import decode_roofline
-from labkit.serving import serving_plan
+from labkit.physics.phases import prefill_time
+from labkit.physics.roofline import decode_roofline
+from labkit.plans.serving import serving_plan, track_policies
+from labkit.plans.workload import track_inputs
 
 ARR = [0.0, 0.1, 0.2, 0.3]
 LENS = [4, 1, 2, 2]

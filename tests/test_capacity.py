@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit import capacity as cap
-from labkit.models import get_model
-from labkit.roofline import decode_roofline
+from labkit.physics import capacity as cap
+from labkit.physics.roofline import decode_roofline
+from labkit.registries.models import get_model
 
 
 def test_weights_floor_matches_paper_axis_a():

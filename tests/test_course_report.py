@@ -20,7 +20,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course_helpers import ROOT, kernel_env, nbgrader_meta, notebook_path, run_nbgrader
-from labkit.answers import AnswerStore
+from labkit.core.answers import AnswerStore
 from labkit.course import report
 from labkit.labs import inference_economy
 

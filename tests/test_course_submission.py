@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit.answers import AnswerStore
+from labkit.core.answers import AnswerStore
 from labkit.course.submission import (
     ANSWERS_FILE,
     MAX_NOTEBOOK_BYTES,

@@ -15,15 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.economy import (
-    Crossover,
-    cost_crossover,
-    cost_per_token,
-    crossover_day,
-    track_crossover,
-    track_economy,
-)
-from labkit.roofline import decode_roofline
+from labkit.physics.economy import Crossover, cost_crossover, cost_per_token, crossover_day
+from labkit.physics.roofline import decode_roofline
+from labkit.plans.economy import track_crossover, track_economy
 from labkit.tracks import TRACKS
 
 TRACK_IDS = tuple(TRACKS)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit import edge
-from labkit.hardware import HARDWARE
-from labkit.registry import UnknownIdError
+from labkit.core.lookup import UnknownIdError
+from labkit.physics import edge
+from labkit.registries.hardware import HARDWARE
 
 # -- constants are sourced --------------------------------------------------------------------
 

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from labkit.hardware import HARDWARE, Hardware, get_hardware
-from labkit.registry import UnknownIdError
-from labkit.units import GB, GiB, KiB, MiB
+from labkit.core.lookup import UnknownIdError
+from labkit.core.units import GB, GiB, KiB, MiB
+from labkit.registries.hardware import HARDWARE, Hardware, get_hardware
 
 REQUIRED = {"h100-sxm", "h200", "a100-80gb", "b200", "l4", "tpu-v5e", "a17-pro", "drive-orin",
             "drive-thor", "ahbm-pe"}

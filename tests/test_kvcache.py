@@ -6,8 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit.kvcache import kv_bytes_per_token, kv_cache_bytes, kv_fraction_per_device, weight_bytes
-from labkit.models import get_model
+from labkit.physics.kvcache import (
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    kv_fraction_per_device,
+    weight_bytes,
+)
+from labkit.registries.models import get_model
 
 
 def test_llama3_8b_is_131072_bytes_per_token_at_16_bits():

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import labkit.labs.inference_economy as ie
-from labkit import widgets as lw
-from labkit.answers import AnswerStore, read_ledger
+from labkit.core.answers import AnswerStore, read_ledger
 from labkit.labs.inference_economy import Lab, answer_key
-from labkit.models import get_model
+from labkit.registries.models import get_model
 from labkit.tracks import PARTS, TRACKS
+from labkit.ui import widgets as lw
 
 TRACK_IDS = list(TRACKS)
 

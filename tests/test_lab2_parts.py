@@ -16,13 +16,17 @@ import numpy as np
 import pytest
 
 import labkit.labs.accelerators as ac
-from labkit import widgets as lw
-from labkit.answers import AnswerStore, read_ledger, record_ledger
-from labkit.capacity import size_deployment
+import labkit.plans.design as design
+from labkit.labs.accelerators.base import Part
+from labkit.labs.accelerators.part_c_fleet import layout_label
+from labkit.physics import edge
+from labkit.core.answers import AnswerStore, read_ledger, record_ledger
 from labkit.labs.accelerators import Lab, answer_key, design_check
-from labkit.models import get_model
-from labkit.parallelism import search
+from labkit.physics.capacity import size_deployment
+from labkit.physics.parallelism import search
+from labkit.registries.models import get_model
 from labkit.tracks import PARTS, TRACKS
+from labkit.ui import widgets as lw
 
 TRACK_IDS = list(TRACKS)
 
@@ -58,7 +62,7 @@ def _freeze(v: object) -> str:
     return repr(v)
 
 
-def observable(part: ac.Part) -> dict[str, str]:
+def observable(part: Part) -> dict[str, str]:
     """What a student can see move: mark data, scale domains, shown numbers, callouts."""
     snap: dict[str, str] = {}
     for fname, fig in part.figures.items():
@@ -87,7 +91,7 @@ def valid_values(ctl: ipw.ValueWidget) -> list[object]:
     return [lo, (lo + hi) / 2, hi]
 
 
-def _set(part: ac.Part, **values: object) -> None:
+def _set(part: Part, **values: object) -> None:
     for k, v in values.items():
         part.controls[k].value = v
 
@@ -97,7 +101,7 @@ def _set(part: ac.Part, **values: object) -> None:
 @pytest.mark.parametrize("track", TRACK_IDS)
 def test_lab_builds_every_part_with_the_api(make_lab, track):
     lab = make_lab(track)
-    assert lab.scenario == SCENARIO[track] == ac.scenario(track)
+    assert lab.scenario == SCENARIO[track] == design.scenario(track)
     header = lab.header()
     tr = TRACKS[track]
     assert isinstance(header, ipw.HTML)
@@ -135,7 +139,11 @@ def test_computed_answers_at_the_defaults(make_lab, track):
 
 def test_the_lab_code_never_names_a_track_id():
     """Differences between tracks come from track data only (docstrings may give examples)."""
-    tree = ast.parse(Path(ac.__file__).read_text())
+    for path in [*Path(ac.__file__).parent.glob("*.py"), Path(design.__file__)]:
+        _assert_names_no_track_id(ast.parse(path.read_text()), path.name)
+
+
+def _assert_names_no_track_id(tree: ast.Module, where: str) -> None:
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
                   and n.body and isinstance(n.body[0], ast.Expr)
@@ -143,7 +151,7 @@ def test_the_lab_code_never_names_a_track_id():
     literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
                 and isinstance(n.value, str) and id(n) not in docstrings]
     for tid in TRACKS:
-        assert not [t for t in literals if tid in t], f"track id {tid!r} in the lab code"
+        assert not [t for t in literals if tid in t], f"track id {tid!r} in {where}"
 
 
 @pytest.mark.parametrize("track", TRACK_IDS)
@@ -256,7 +264,7 @@ def test_cloud_part_c_frontier_is_labkits_search(make_lab):
     tr = TRACKS["cloud_fleet"]
     s = search("h100-sxm", "llama-3.1-70b", 4096, 64, 16, 16, max_devices=512,
                latency_slo_s=tr.slo_s, mode="achievable")
-    assert part.expected == ac.layout_label(s.chosen.degrees) == "TP4"
+    assert part.expected == layout_label(s.chosen.degrees) == "TP4"
     front = part.figures["pareto"].marks[1]  # the default symptom is the track's workload
     assert list(front.x) == [float(c.devices) for c in s.frontier]
     assert part.results["search_chosen"] == "TP4"
@@ -290,8 +298,8 @@ def test_ring_parts_b_and_c(make_lab):
     assert _is_failure(c.callouts["deadline"])  # waiting a whole interval for the link
     _set(c, interval=100.0)
     assert not c.callouts["deadline"].active and c.results["best_split"] == "features"
-    curve = c.figures["interval"].marks[0].y[list(ac.edge.SPLITS).index("features")]
-    assert curve[list(ac.INTERVALS_MS).index(100.0)] == pytest.approx(c.results["daily_mwh"])
+    curve = c.figures["interval"].marks[0].y[list(edge.SPLITS).index("features")]
+    assert curve[list(design.INTERVALS_MS).index(100.0)] == pytest.approx(c.results["daily_mwh"])
 
 
 def test_robotaxi_parts_b_and_c(make_lab):
@@ -322,7 +330,7 @@ def test_part_d_callouts_follow_the_check(make_lab, track):
         if not con["passed"]:
             assert _is_failure(part.callouts[name])
     assert part.callouts["boundary"].active == chk["feasible"]
-    ref = ac.reference_design(track)
+    ref = design.reference_design(track)
     cfg = dict(ref["config"])
     if "ep" in cfg and "ep" not in part.controls:
         assert cfg.pop("ep") == 1  # dense model: no EP control
@@ -455,7 +463,7 @@ def test_synthesis_reads_the_lab1_ledger_entry(make_lab, workdir, track):
     assert f"In Lab 1 you {'shipped' if LAB1_CHOICES[track]['passed'] else 'proposed'} " \
            f"{wb}-bit weights" in text
     if TRACKS[track].is_transformer:
-        from labkit.roofline import critical_batch
+        from labkit.physics.roofline import critical_batch
 
         tr = TRACKS[track]
         b16 = critical_batch(tr.hardware_id, tr.model_id, 16)
@@ -508,8 +516,8 @@ def test_design_check_shape_and_part_check(make_lab, track):
     assert set(out) == {"track", "scenario", "config", "feasible", "failed", "constraints",
                         "devices", "min_devices", "extra_devices", "objective", "reference",
                         "metrics"}
-    assert set(out["config"]) == set(ac.DESIGN_KEYS[SCENARIO[track]])
-    assert out["config"] == ac.design_defaults(track)
+    assert set(out["config"]) == set(design.DESIGN_KEYS[SCENARIO[track]])
+    assert out["config"] == design.design_defaults(track)
     for c in out["constraints"].values():
         assert set(c) == {"name", "passed", "value", "limit", "unit", "sense", "detail"}
         assert c["sense"] in ("max", "min")
@@ -538,11 +546,11 @@ def test_design_check_errors_name_the_key(track, config, name):
 
 def test_design_check_fleet_minimum_is_labkits_search():
     tr = TRACKS["cloud_fleet"]
-    users = ac.fleet_users(tr)
+    users = design.fleet_users(tr)
     assert users == 1276  # 100 requests/s x 12.76 s (Little's law)
     best = None
     for wb, kb in itertools.product(lw.PRECISIONS, lw.PRECISIONS):
-        if not ac.quality_check(tr, wb, kb)["passed"]:
+        if not design.quality_check(tr, wb, kb)["passed"]:
             continue
         try:
             s = search(tr.hardware_id, tr.model_id, 4096, users, wb, kb, max_devices=512,
@@ -566,7 +574,7 @@ def test_design_check_fleet_feasible_means_feasible_and_never_beats_the_minimum(
     min_dev = design_check(tr.id, {})["min_devices"]
     seen = 0
     for wb, kb in itertools.product((8, 16), (8, 16)):
-        table, _ = ac.fleet_table(tr, wb, kb)
+        table, _ = design.fleet_table(tr, wb, kb)
         for i in range(len(table)):
             c = table.config(i)
             cfg = {"weight_bits": wb, "kv_bits": kb, "tp": c.tp, "cp": c.cp, "pp": c.pp,
@@ -584,9 +592,9 @@ def test_design_check_fleet_feasible_means_feasible_and_never_beats_the_minimum(
 @pytest.mark.parametrize("track", ["iphone", "oura_ring", "robotaxi"])
 def test_design_check_edge_reference_is_the_grid_optimum(track):
     tr = TRACKS[track]
-    sc = ac.scenario(tr)
+    sc = design.scenario(tr)
     feasible = []
-    for group in ac._edge_grid(tr, sc):
+    for group in design._edge_grid(tr, sc):
         for cfg in group:
             out = design_check(track, cfg)
             if out["feasible"]:
@@ -614,13 +622,13 @@ def test_design_check_unknown_track():
 @pytest.mark.parametrize(("hw", "model"), [("h100-sxm", "llama-3.1-70b"),
                                            ("l4", "llama-3-8b"), ("a100-80gb", "qwen3-32b")])
 def test_fleet_sizing_equals_size_deployment(hw, model):
-    from labkit.hardware import get_hardware
+    from labkit.registries.hardware import get_hardware
 
     h, m = get_hardware(hw), get_model(model)
     for u, ctx, t, wb, kb in itertools.product((1, 64, 1276, 16384), (256, 4096, 32768),
                                                (0.010, 0.05, 1.0), (4, 16), (8, 16)):
         ctx = min(ctx, m.max_context)
-        assert ac.fleet_sizing(h, m, u, ctx, t, wb, kb) == size_deployment(
+        assert design.fleet_sizing(h, m, u, ctx, t, wb, kb) == size_deployment(
             h, m, u, ctx, t, wb, kb, mode="achievable"), (u, ctx, t, wb, kb)
 
 
@@ -628,9 +636,9 @@ def test_handheld_curves_equal_handheld_metrics():
     tr = TRACKS["iphone"]
     grid = [300, 1024, 1280, 4096, 20_000]
     for wb, kb in ((4, 16), (8, 8)):
-        cv = ac.handheld_curves(tr, wb, kb, grid)
+        cv = design.handheld_curves(tr, wb, kb, grid)
         for i, ctx in enumerate(grid):
-            one = ac.handheld_metrics(tr, wb, kb, ctx)
+            one = design.handheld_metrics(tr, wb, kb, ctx)
             for k in ("memory_bytes", "tpot_s", "ttft_s", "energy_j"):
                 assert cv[k][i] == pytest.approx(one[k], rel=1e-12), (wb, kb, ctx, k)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit.models import MODELS, get_model
+from labkit.registries.models import MODELS, get_model
 
 REQUIRED = {"llama-3-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-32b", "mixtral-8x7b",
             "deepseek-v3", "mobilenet-v2", "yolov8n", "ds-cnn-kws"}

@@ -23,7 +23,7 @@ from course_helpers import (
     notebook_path,
     run_nbgrader,
 )
-from labkit.answers import AnswerStore
+from labkit.core.answers import AnswerStore
 from labkit.labs import accelerators, inference_economy
 
 LAB_MODULES = {"lab1": inference_economy, "lab2": accelerators}

@@ -1,4 +1,4 @@
-"""Tests for labkit.parallelism: hand-computed bytes, links, search == loop, Pareto, inputs."""
+"""Tests for labkit.physics.parallelism: hand-computed bytes, links, search == loop, Pareto, inputs."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labkit import parallelism as par
-from labkit.hardware import HARDWARE
-from labkit.kvcache import kv_bytes_per_token
-from labkit.models import MODELS
-from labkit.roofline import decode_roofline, memory_budget, step_weight_params
+from labkit.physics import parallelism as par
+from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.physics.roofline import decode_roofline, memory_budget, step_weight_params
+from labkit.registries.hardware import HARDWARE
+from labkit.registries.models import MODELS
 
 TRANSFORMERS = sorted(k for k, m in MODELS.items() if m.is_transformer)
 GPUS = ("h100-sxm", "h200", "a100-80gb", "b200", "l4")

@@ -15,9 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.kvcache import weight_bytes
-from labkit.models import get_model
-from labkit.phases import (
+from labkit.physics.kvcache import weight_bytes
+from labkit.physics.phases import (
     CNN_PHASE_LABELS,
     LLM_PHASE_LABELS,
     attention_prefill_flops,
@@ -26,9 +25,10 @@ from labkit.phases import (
     decision_time,
     prefill_time,
     request_phases,
-    track_phases,
 )
-from labkit.roofline import decode_roofline
+from labkit.physics.roofline import decode_roofline
+from labkit.plans.workload import track_phases
+from labkit.registries.models import get_model
 
 H100_BF16 = 989.4e12
 H100_BW = 3.35e12

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labkit import roofline as rf
-from labkit.hardware import get_hardware
-from labkit.models import get_model
+from labkit.physics import roofline as rf
+from labkit.registries.hardware import get_hardware
+from labkit.registries.models import get_model
 
 PE, L70 = "ahbm-pe", "llama-3.1-70b"
 

@@ -21,15 +21,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labkit.kvcache import kv_bytes_per_token, kv_cache_bytes
-from labkit.serving import (
+from labkit.core.format import format_bytes
+from labkit.physics.kvcache import kv_bytes_per_token, kv_cache_bytes
+from labkit.physics.memory import resident_weight_bytes, state_capacity
+from labkit.plans.serving import (
     GUARDRAILS,
-    format_bytes,
     quality_loss,
     release_guardrails,
-    resident_weight_bytes,
     serving_plan,
-    state_capacity,
     track_capacity,
 )
 from labkit.tracks import TRACKS
@@ -319,7 +318,7 @@ def test_explicit_plan_and_check_lookup():
 
 @pytest.mark.parametrize("model", ["llama-3.1-70b", "llama-3.2-3b", "mixtral-8x7b"])
 def test_resident_weights_agree_with_roofline_memory_budget(model):
-    from labkit.roofline import memory_budget
+    from labkit.physics.roofline import memory_budget
 
     assert resident_weight_bytes(model, 16) == memory_budget("h100-sxm", model,
                                                              1000).weights_bytes

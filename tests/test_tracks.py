@@ -10,7 +10,7 @@ defaults wrong, and assert that ours are right:
   memory is decimal GB -- a 2.4% mismatch inside one formula. We keep plain decimal bytes.
 * Weights: the reference multiplies the vendor's rounded parameter count by bytes and
   compares it with the whole RAM of the device (8 GB on an iPhone, where iOS lets an app
-  use about half). Ours come from layer shapes (== labkit.kvcache.weight_bytes, plus the
+  use about half). Ours come from layer shapes (== labkit.physics.kvcache.weight_bytes, plus the
   untied input embedding) against usable memory.
 """
 
@@ -22,11 +22,12 @@ from types import MappingProxyType
 
 import pytest
 
-from labkit.hardware import HARDWARE, get_hardware
-from labkit.kvcache import kv_bytes_per_token, weight_bytes
-from labkit.models import MODELS, get_model
-from labkit.phases import request_phases
-from labkit.serving import resident_weight_bytes, track_capacity
+from labkit.physics.kvcache import kv_bytes_per_token, weight_bytes
+from labkit.physics.memory import resident_weight_bytes
+from labkit.physics.phases import request_phases
+from labkit.plans.serving import track_capacity
+from labkit.registries.hardware import HARDWARE, get_hardware
+from labkit.registries.models import MODELS, get_model
 from labkit.tracks import (
     COST_UNITS,
     J_PER_MWH,
@@ -277,7 +278,7 @@ def test_no_mb_over_1024_mixing_in_sensor_state():
 
 
 def test_custom_track_rederives_and_flows_through():
-    from labkit.serving import serving_plan
+    from labkit.plans.serving import serving_plan
     from labkit.tracks import custom_track
 
     base = TRACKS["cloud_fleet"]

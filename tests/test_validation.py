@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labkit import validation as v
+from labkit.core import validation as v
 
 
 @pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), -float("inf"), "3", True,

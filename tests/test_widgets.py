@@ -7,8 +7,8 @@ import ipywidgets as ipw
 import numpy as np
 import pytest
 
-from labkit import widgets as lw
-from labkit.answers import AnswerStore
+from labkit.core.answers import AnswerStore
+from labkit.ui import widgets as lw
 
 OPTS = [("Days", "days"), ("Weeks", "weeks"), ("Months", "months")]
 

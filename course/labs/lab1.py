@@ -14,7 +14,6 @@ import math
 
 from nbformat import NotebookNode
 
-from labkit.batching import sample_lengths, step_tables
 from labkit.course import cells as c
 from labkit.course.scaffold import (
     HOW_IT_WORKS,
@@ -24,10 +23,11 @@ from labkit.course.scaffold import (
     setup_cell,
     synthesis_cells,
 )
-from labkit.hardware import get_hardware
-from labkit.kvcache import kv_fraction_per_device
-from labkit.models import get_model
-from labkit.serving import track_capacity
+from labkit.physics.batching import sample_lengths, step_tables
+from labkit.physics.kvcache import kv_fraction_per_device
+from labkit.plans.serving import track_capacity
+from labkit.registries.hardware import get_hardware
+from labkit.registries.models import get_model
 from labkit.tracks import TRACKS, Track, get_track
 
 LAB_ID = "lab1"
@@ -119,7 +119,7 @@ TARGET_DAYS = {TARGET_DAYS}  # days until recurring cost equals the setup budget
 """
     solution = "answer_A = SETUP_COST / (TARGET_DAYS * COST_PER_EVENT * (1 - SAVING))"
     hidden = f"""
-from labkit.economy import cost_crossover
+from labkit.physics.economy import cost_crossover
 from labkit.grading import expect_true
 _c = cost_crossover({_fmt(t.setup_cost)}, {_fmt(t.cost_per_event)}, answer_A,
                     horizon_days=365, optimisation_saving={SAVING})
@@ -190,7 +190,7 @@ bytes in `answer_B`.
             f"reserve_fraction={t.memory_reserve_fraction}, {probe})")
     hidden = f"""
 from labkit.grading import expect_true
-from labkit.serving import state_capacity
+from labkit.physics.memory import state_capacity
 _fits = {call.format(x="answer_B")}.max_sessions
 _over = {call.format(x="answer_B * 1.02 + 1")}.max_sessions
 expect_true(_fits >= {target}, "B", "we loaded {target} sessions of your size beside the weights",
@@ -295,7 +295,7 @@ expect_number("rate_per_s", release_D["rate_per_s"], "D")
 """
     hidden = f"""
 from labkit.grading import expect_true
-from labkit.serving import release_guardrails
+from labkit.plans.serving import release_guardrails
 _r = dict(release_D)
 expect_true({t.min_demand_rate_per_s!r} <= _r["rate_per_s"] <= {t.demand_rate_per_s!r}, "D",
             "we checked the served rate", f"{{_r['rate_per_s']!r}} is outside the allowed range",
@@ -316,7 +316,7 @@ def _max_devices(t: Track) -> int:
 
 def _passing_release(t: Track) -> dict[str, object]:
     """The instructor's solution: the first candidate (cheapest search order) that passes."""
-    from labkit.serving import release_guardrails
+    from labkit.plans.serving import release_guardrails
 
     max_dev = _max_devices(t)
     for rate in (t.demand_rate_per_s, t.min_demand_rate_per_s):

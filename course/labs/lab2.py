@@ -19,13 +19,13 @@ from labkit.course.scaffold import (
     setup_cell,
     synthesis_cells,
 )
-from labkit.edge import edge_profile, get_link
-from labkit.hardware import Hardware, get_hardware
-from labkit.kvcache import kv_bytes_per_token
-from labkit.models import get_model
-from labkit.parallelism import tp_allreduce_messages
-from labkit.phases import cnn_inference_time, request_phases
-from labkit.roofline import decode_roofline
+from labkit.physics.edge import edge_profile, get_link
+from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.physics.parallelism import tp_allreduce_messages
+from labkit.physics.phases import cnn_inference_time, request_phases
+from labkit.physics.roofline import decode_roofline
+from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.models import get_model
 from labkit.tracks import TRACKS, Track, get_track
 
 LAB_ID = "lab2"
@@ -129,7 +129,7 @@ MARGIN = {FLOOR_MARGIN}  # within 20% of the floor
         solution = "answer_A = WEIGHT_MS / (MARGIN * (COMPUTE_MS + KV_MS))"
         hidden = f"""
 from labkit.grading import expect_close
-from labkit.roofline import decode_roofline
+from labkit.physics.roofline import decode_roofline
 _r = decode_roofline("{hw.id}", "{m.id}", 1, {t.context_tokens}, {t.weight_bits}, {t.kv_bits}, tp={tp}, mode="peak")
 expect_close("answer_A", answer_A, _r.weight_s / ({FLOOR_MARGIN} * (_r.compute_s + _r.kv_s)), "A", rel=0.01,
              revisit="per-token weight time is WEIGHT_MS / B; set it to MARGIN x (compute + KV)")
@@ -155,7 +155,7 @@ ARRIVALS_PER_S = {_lit(t.demand_rate_per_s)}
                     "BYTES_PER_INFERENCE / BANDWIDTH)\nanswer_A = ARRIVALS_PER_S * latency")
         hidden = f"""
 from labkit.grading import expect_close
-from labkit.phases import cnn_inference_time
+from labkit.physics.phases import cnn_inference_time
 _lat = cnn_inference_time("{hw.id}", "{m.id}", {t.weight_bits}, 1, mode="peak").latency_s
 expect_close("answer_A", answer_A, {_lit(t.demand_rate_per_s)} * _lat, "A", rel=0.01,
              revisit="roofline time = max(FLOP / peak, bytes / bandwidth); busy = rate x time")
@@ -191,7 +191,7 @@ TPOT_S = {_lit(t.slo_s)}
 answer_B = (per_seq_budget - 2 * ACTIVE_PARAMS / PEAK_FLOPS) * BANDWIDTH / KV_BYTES_PER_TOKEN"""
         hidden = f"""
 from labkit.grading import expect_true
-from labkit.roofline import decode_roofline
+from labkit.physics.roofline import decode_roofline
 expect_number("answer_B", answer_B, "B")
 _r = decode_roofline("{hw.id}", "{m.id}", {b}, answer_B, {t.weight_bits}, {t.kv_bits}, tp=1, mode="peak")
 _step = (_r.weight_step_s + _r.compute_step_s + _r.kv_step_s) / {d}
@@ -221,8 +221,8 @@ ACTIVE_HOURS = {_lit(t.active_hours_per_day)}
                     "ACTIVE_HOURS * 3600)")
         hidden = f"""
 from labkit.grading import expect_close
-from labkit.hardware import get_hardware
-from labkit.phases import cnn_inference_time
+from labkit.registries.hardware import get_hardware
+from labkit.physics.phases import cnn_inference_time
 _lat = cnn_inference_time("{hw.id}", "{m.id}", {t.weight_bits}, 1, mode="peak").latency_s
 _want = {_lit(t.daily_budget)} * {j_per_unit} / (get_hardware("{hw.id}").power_w * _lat * {_lit(t.active_hours_per_day)} * 3600)
 expect_close("answer_B", answer_B, _want, "B", rel=0.01,
@@ -346,7 +346,7 @@ DUTY_SLACK = 0.05  # wearable: within 5 points of the highest feasible duty cycl
 
 
 def _grid(t: Track, sc: str) -> list[dict[str, object]]:
-    from labkit.labs.accelerators import DUTY_STEPS, INTERVALS_MS, VEHICLE_LAYOUTS
+    from labkit.plans.design import DUTY_STEPS, INTERVALS_MS, VEHICLE_LAYOUTS
 
     bits = (4, 8, 16)
     if sc == "fleet":
@@ -365,7 +365,7 @@ def _grid(t: Track, sc: str) -> list[dict[str, object]]:
 
 def _best_design(t: Track) -> tuple[dict[str, object], int, float | None]:
     """(config, fewest devices, best duty) under the extra requirement, by brute force."""
-    from labkit.labs.accelerators import design_check, scenario
+    from labkit.plans.design import design_check, scenario
 
     sc = scenario(t)
     keep = EXTRA[sc][2]
@@ -389,7 +389,7 @@ def _best_design(t: Track) -> tuple[dict[str, object], int, float | None]:
 
 
 def exercise_d(t: Track) -> Exercise:
-    from labkit.labs.accelerators import DESIGN_KEYS, scenario
+    from labkit.plans.design import DESIGN_KEYS, scenario
 
     sc = scenario(t)
     text, predicate, _ = EXTRA[sc]
@@ -418,7 +418,7 @@ expect_true(float(design_D["duty"]) >= {best_duty - DUTY_SLACK!r}, "D",
             f"{{design_D['duty']}} is well below what works", "Part D: raise the duty until energy binds")"""
     hidden = f"""
 from labkit.grading import expect_true
-from labkit.labs.accelerators import design_check
+from labkit.plans.design import design_check
 expect_true({predicate}, "D", "we checked the extra requirement: {text}",
             "your design does not meet it", "the exercise statement")
 _c = design_check("{t.id}", dict(design_D))

@@ -156,9 +156,9 @@ def roofline_report(hardware: str, model: str, batch: int = 1, context: int = 81
                     weight_bits: int = 16, kv_bits: int = 16, tp: int = 1,
                     mode: str = "peak") -> dict[str, object]:
     """The ``labkit roofline --json`` object."""
-    from labkit import roofline as rf
-    from labkit.hardware import get_hardware
-    from labkit.models import get_model
+    from labkit.physics import roofline as rf
+    from labkit.registries.hardware import get_hardware
+    from labkit.registries.models import get_model
 
     hw, m = get_hardware(hardware), get_model(model)
     r = rf.decode_roofline(hw, m, batch, context, weight_bits, kv_bits, tp=tp, mode=mode)
@@ -220,7 +220,7 @@ def _cmd_roofline(a: argparse.Namespace) -> None:
 
 
 def _cmd_size(a: argparse.Namespace) -> None:
-    from labkit.capacity import size_deployment
+    from labkit.physics.capacity import size_deployment
 
     s = size_deployment(a.hardware, a.model, a.users, a.context, a.tpot_ms / 1e3,
                         a.weight_bits, a.kv_bits, mode=a.mode)
@@ -228,7 +228,7 @@ def _cmd_size(a: argparse.Namespace) -> None:
 
 
 def _cmd_economy(a: argparse.Namespace) -> None:
-    from labkit.economy import track_economy
+    from labkit.plans.economy import track_economy
 
     e = track_economy(a.track)
     if a.json:
@@ -238,7 +238,7 @@ def _cmd_economy(a: argparse.Namespace) -> None:
 
 
 def _cmd_parallelism(a: argparse.Namespace) -> None:
-    from labkit.parallelism import search
+    from labkit.physics.parallelism import search
 
     result = search(a.hardware, a.model, a.context, batch=a.batch,
                     weight_bits=a.weight_bits, kv_bits=a.kv_bits)
@@ -256,14 +256,14 @@ def _cmd_parallelism(a: argparse.Namespace) -> None:
 
 def _registry_rows(what: str) -> list[dict[str, object]]:
     if what == "hardware":
-        from labkit.hardware import HARDWARE
+        from labkit.registries.hardware import HARDWARE
 
         return [{"id": h.id, "name": h.name, "kind": h.kind,
                  "peak_tflops": h.flops() / 1e12, "precision": h.default_precision,
                  "bandwidth_gb_s": h.memory_bandwidth / 1e9, "memory": h.memory_declared}
                 for h in HARDWARE.values()]
     if what == "models":
-        from labkit.models import MODELS
+        from labkit.registries.models import MODELS
 
         return [{"id": m.id, "name": m.name, "architecture": m.architecture,
                  "params_total": m.params_total, "params_active": m.params_active}
@@ -287,7 +287,7 @@ PAPER_POINTS = ((8192, 1), (8192, 256), (1_048_576, 1), (1_048_576, 256))
 
 
 def _cmd_summary(a: argparse.Namespace) -> None:
-    from labkit.economy import track_economy
+    from labkit.plans.economy import track_economy
     from labkit.tracks import TRACKS
 
     paper = [roofline_report("ahbm-pe", "llama-3.1-70b", batch=b, context=s)

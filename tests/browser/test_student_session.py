@@ -38,7 +38,7 @@ from browser_helpers import (
     wait_drawn,
 )
 from course_helpers import ROOT
-from labkit.answers import DEFAULT_ANSWERS_PATH, AnswerStore
+from labkit.core.answers import DEFAULT_ANSWERS_PATH, AnswerStore
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=WIDGET_MS)

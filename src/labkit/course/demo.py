@@ -3,7 +3,7 @@
 Honest kinds, for any (lab, track):
 
 * ``full`` — every answer cell holds the solution, every prediction and checkpoint is
-  committed (through the same :class:`~labkit.answers.AnswerStore` the widgets use);
+  committed (through the same :class:`~labkit.core.answers.AnswerStore` the widgets use);
 * ``blank`` — the release as handed out;
 * ``partial`` — parts A and B answered and committed, C and D left blank.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 
-from labkit.answers import AnswerStore
+from labkit.core.answers import AnswerStore
 from labkit.course.report import part_of
 from labkit.course.submission import ANSWERS_FILE, TIMESTAMP_FILE
 

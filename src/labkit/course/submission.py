@@ -280,7 +280,7 @@ def _grader_touch(nb: nbformat.NotebookNode) -> list[Finding]:
 
 def _check_answers(path: Path) -> str | None:
     """Why the answers file at ``path`` cannot be used, or None when labkit reads it."""
-    from labkit.answers import AnswerStore
+    from labkit.core.answers import AnswerStore
 
     size = path.stat().st_size
     if size > MAX_ANSWERS_BYTES:

@@ -1,4 +1,4 @@
-"""Course labs built from :mod:`labkit` physics and :mod:`labkit.widgets` components.
+"""Course labs built from :mod:`labkit` physics and :mod:`labkit.ui.widgets` components.
 
 ``labkit.labs.inference_economy`` -- Lab 1, "The Inference Economy" (parts A-D + synthesis).
 """

@@ -10,74 +10,22 @@ fills in the hooks (``_setup``, ``_hook``, ``_prediction_spec``, ``_checkpoint_s
 from __future__ import annotations
 
 import base64
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 import bqplot as bq
 import ipywidgets as ipw
-import numpy as np
 
-from labkit import widgets as lw
-from labkit.answers import AnswerEntry
+from labkit.core.answers import AnswerEntry
+from labkit.core.format import plain
 from labkit.tracks import PARTS, Track
+from labkit.ui import widgets as lw
 
 if TYPE_CHECKING:
-    from labkit.answers import AnswerStore
+    from labkit.core.answers import AnswerStore
 
 Spec = tuple[str, list[tuple[str, str]]]
 CheckSpec = tuple[str, list[tuple[str, str]], str, dict[str, str]]
-
-
-def fmt_num(x: float) -> str:
-    a = abs(x)
-    if a >= 1e6:
-        return f"{x:,.3e}" if a >= 1e12 else f"{x:,.0f}"
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 1:
-        return f"{x:,.2f}"
-    return f"{x:.3g}"
-
-
-def fmt_time(s: float | None) -> str:
-    if s is None or not math.isfinite(s):
-        return "n/a"
-    if s < 1e-3:
-        return f"{s * 1e6:.3g} µs"
-    if s < 1:
-        return f"{s * 1e3:.3g} ms"
-    if s < 600:
-        return f"{s:.3g} s"
-    if s < 36_000:
-        return f"{s / 60:,.0f} min"
-    return f"{s / 3600:,.3g} h"
-
-
-def _tex_num(x: float) -> str:
-    """A number for LaTeX: 8.64e6 -> 8.64\\times10^{6}, 250000 -> 250{,}000."""
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if a >= 1e6 or a < 1e-3:
-        mant, exp = f"{x:.3e}".split("e")
-        return f"{float(mant):.3g}\\times10^{{{int(exp)}}}"
-    return fmt_num(x).replace(",", "{,}")
-
-
-def _plain(x: object) -> object:
-    """numpy -> Python, tuples -> lists, recursively (JSON-ready)."""
-    if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _plain(x.tolist())
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return x
 
 
 def _cards(items: Sequence[tuple[str, str, str, str]]) -> str:
@@ -230,7 +178,7 @@ class LabPart:
         return str(self._expected)
 
     def settings(self) -> dict[str, object]:
-        return {name: _plain(ctl.value) for name, ctl in self.controls.items()}
+        return {name: plain(ctl.value) for name, ctl in self.controls.items()}
 
     def update(self) -> None:
         """Recompute from the current control values and redraw (the control callback)."""
@@ -251,7 +199,7 @@ class LabPart:
     def state(self) -> dict[str, object]:
         """JSON-serialisable snapshot: settings, answers, computed answer and results."""
         pe, ce = self.predict.entry, self.checkpoint.entry
-        return _plain({
+        return plain({
             "part": self.letter, "title": self.title, "track": self.track.id,
             **self._state_extra(), "settings": self.settings(),
             "prediction": {

@@ -1,7 +1,7 @@
 """Lab 1, "The Inference Economy": parts A-D and the synthesis, one source for every track.
 
-Every number comes from :mod:`labkit` physics (:mod:`~labkit.economy`,
-:mod:`~labkit.phases`, :mod:`~labkit.serving`, :mod:`~labkit.batching`); every difference
+Every number comes from :mod:`labkit` physics (:mod:`~labkit.physics.economy`,
+:mod:`~labkit.physics.phases`, :mod:`~labkit.plans.serving`, :mod:`~labkit.physics.batching`); every difference
 between the four tracks comes from track data (units, hooks, defaults, limits), never from
 a branch on the track's id. Usage in a notebook::
 
@@ -30,44 +30,34 @@ from pathlib import Path
 import ipywidgets as ipw
 import numpy as np
 
-from labkit import widgets as lw
-from labkit.answers import (
+from labkit.core.answers import (
     AnswerStore,
     now_iso,
     record_ledger,
     write_json_atomic,
 )
-from labkit.batching import POLICIES, POLICY_LABELS, PolicyComparison, compare_policies
-from labkit.batching import track_inputs as batching_track_inputs
-from labkit.economy import Crossover, track_crossover
-from labkit.hardware import get_hardware
-from labkit.kvcache import weight_bytes
-from labkit.labs.common import (
-    LabPart,
-    _cards,
-    _download_link,
-    _md_entry,
-    _ok,
-    _plain,
-    _table,
-    _tex_num,
-    answer_key,
-    fmt_num,
-    fmt_time,
-)
-from labkit.models import get_model
-from labkit.phases import RequestPhases, cnn_inference_time, track_phases
-from labkit.serving import (
+from labkit.core.format import fmt_num, fmt_time, format_bytes, plain, tex_num
+from labkit.core.grids import PRECISIONS, context_options
+from labkit.labs.common import LabPart, _cards, _download_link, _md_entry, _ok, _table, answer_key
+from labkit.physics.batching import POLICIES, POLICY_LABELS, PolicyComparison, compare_policies
+from labkit.physics.economy import Crossover
+from labkit.physics.kvcache import weight_bytes
+from labkit.physics.memory import StateCapacity, state_capacity
+from labkit.physics.phases import RequestPhases, cnn_inference_time
+from labkit.plans.economy import track_crossover
+from labkit.plans.serving import (
     GUARDRAILS,
     GuardrailReport,
-    StateCapacity,
-    format_bytes,
     release_guardrails,
     serving_plan,
-    state_capacity,
     track_capacity,
 )
+from labkit.plans.workload import track_inputs as batching_track_inputs
+from labkit.plans.workload import track_phases
+from labkit.registries.hardware import get_hardware
+from labkit.registries.models import get_model
 from labkit.tracks import PARTS, Track, custom_track, get_track
+from labkit.ui import widgets as lw
 
 LAB_ID = "lab1"
 LAB_TITLE = "The Inference Economy"
@@ -190,7 +180,7 @@ class PartA(Part):
         tr = self.track
         self.is_lm = tr.is_transformer
         noun = _event_noun(tr)
-        self.bits_options = sorted({b for b in lw.PRECISIONS
+        self.bits_options = sorted({b for b in PRECISIONS
                                     if not track_capacity(tr, weight_bits=b).oom}
                                    | {tr.weight_bits})
         d0 = tr.demand_rate_per_s
@@ -368,7 +358,7 @@ class PartA(Part):
                 f"\\frac{{t_{{\\text{{decode}}}}}}{{B}}\\right) = "
                 f"\\frac{{{tr.devices_per_replica} \\times {tr.price_per_device_hour:g}}}{{3600}}"
                 f"\\left({ph.prefill_s:.3g} + \\frac{{{ph.decode_s:.3g}}}{{{b_eff}}}\\right) = "
-                f"{_tex_num(ct.cost_per_event)}\\ \\text{{USD}}$$")
+                f"{tex_num(ct.cost_per_event)}\\ \\text{{USD}}$$")
         else:
             busy = ph.prefill_s + ph.decode_s / b_eff
             cost_tex = (
@@ -376,23 +366,23 @@ class PartA(Part):
                 f"{{J_{{\\text{{{u}}}}}}} = \\frac{{{tr.devices_per_replica} \\times "
                 f"{tr.power_w:g}\\ \\text{{W}} \\times {busy:.3g}\\ \\text{{s}}}}"
                 f"{{{tr.joules_per_cost_unit:g}\\ \\text{{J}}}} = "
-                f"{_tex_num(ct.cost_per_event)}\\ \\text{{{u}}}$$")
-        t_tex = "\\infty" if daily == 0 else _tex_num(tr.setup_cost / daily)
+                f"{tex_num(ct.cost_per_event)}\\ \\text{{{u}}}$$")
+        t_tex = "\\infty" if daily == 0 else tex_num(tr.setup_cost / daily)
         n_day = r"N_{\text{day}}"
         self.math.update(
             "<p>Recurring cost grows linearly; the setup is paid once:</p>"
             f"$$C(t) = {c_ev}\\,(1-s)\\,{n_day}\\,t, \\qquad t^* = "
             f"\\frac{{C_{{\\text{{setup}}}}}}{{{c_ev}\\,(1-s)\\,{n_day}}} = "
-            f"\\frac{{{_tex_num(tr.setup_cost)}}}{{{_tex_num(ct.cost_per_event)} \\times "
-            f"{1 - saving:.2f} \\times {_tex_num(ct.events_per_day)}}} = {t_tex}"
+            f"\\frac{{{tex_num(tr.setup_cost)}}}{{{tex_num(ct.cost_per_event)} \\times "
+            f"{1 - saving:.2f} \\times {tex_num(ct.events_per_day)}}} = {t_tex}"
             "\\ \\text{days}$$"
             f"<p>Cost of one {noun} from its busy time ({ph.phase_labels['prefill']} "
             f"{fmt_time(ph.prefill_s)}, {ph.phase_labels['decode']} {fmt_time(ph.decode_s)}):</p>"
             f"{cost_tex}"
             f"<p>Annual saving of s = {saving:.0%}: "
             f"{fmt_cost(float(cx.annual_savings), u)}. Source: "
-            "<code>labkit.economy.track_crossover</code>, "
-            "<code>labkit.phases.track_phases</code>.</p>")
+            "<code>labkit.physics.economy.track_crossover</code>, "
+            "<code>labkit.physics.phases.track_phases</code>.</p>")
 
     def _reveal_body(self) -> str:
         tr = self.track
@@ -432,12 +422,12 @@ class PartB(Part):
         if self.is_lm:
             c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
                                                 sorted({4, 8, 16, tr.kv_bits}))
-            self.grid = lw.context_options(self.model.max_context, int(tr.context_tokens), 256)  # type: ignore[arg-type]
+            self.grid = context_options(self.model.max_context, int(tr.context_tokens), 256)  # type: ignore[arg-type]
             c["context"] = lw.context_control(int(tr.context_tokens), self.model.max_context,  # type: ignore[arg-type]
                                               256, "Context per session (tokens)")
         else:
             self.act_bytes = {b: float(cnn_inference_time(self.hw, self.model, b, 1).bytes_moved)
-                              - weight_bytes(self.model, b) for b in lw.PRECISIONS}
+                              - weight_bytes(self.model, b) for b in PRECISIONS}
             self.grid = list(range(1, MAX_WINDOWS + 1))
             c["windows"] = lw.int_control("Sensor windows held per session", 1, 1, MAX_WINDOWS)
         if self.max_dev > 1:
@@ -625,17 +615,17 @@ class PartB(Part):
         unit = "context" if self.is_lm else "windows held"
         per_tex = (f"\\text{{kv\\_bytes\\_per\\_token}} \\times {int(x_now):,} \\times "
                    f"\\text{{TP share}}" if self.is_lm
-                   else f"{int(x_now)} \\times {_tex_num(tr.window_bytes)} + "
-                        f"{_tex_num(self.act_bytes[int(s['weight_bits'])])}")  # type: ignore[call-overload]
+                   else f"{int(x_now)} \\times {tex_num(tr.window_bytes)} + "
+                        f"{tex_num(self.act_bytes[int(s['weight_bits'])])}")  # type: ignore[call-overload]
         self.math.update(
             "<p>Sessions that fit on one replica (weights in "
             f"{cap.weight_location}):</p>"
             "$$N = \\left\\lfloor \\frac{M_{\\text{usable}} - W}{S_{\\text{session}}} "
-            f"\\right\\rfloor = \\left\\lfloor \\frac{{{_tex_num(cap.memory_bytes)} - "
-            f"{_tex_num(w_here)}}}{{{_tex_num(per)}}} \\right\\rfloor = {n}$$"
-            f"$$S_{{\\text{{session}}}} = {per_tex} = {_tex_num(per)}\\ \\text{{bytes}}$$"
+            f"\\right\\rfloor = \\left\\lfloor \\frac{{{tex_num(cap.memory_bytes)} - "
+            f"{tex_num(w_here)}}}{{{tex_num(per)}}} \\right\\rfloor = {n}$$"
+            f"$$S_{{\\text{{session}}}} = {per_tex} = {tex_num(per)}\\ \\text{{bytes}}$$"
             f"<p>The state grows linearly with the {unit}; weights shrink with precision. "
-            "Source: <code>labkit.serving.state_capacity</code>.</p>")
+            "Source: <code>labkit.plans.serving.state_capacity</code>.</p>")
 
     def _next_step(self, s: Mapping[str, object]) -> str:
         x = s["context"] if self.is_lm else s["windows"]
@@ -846,7 +836,7 @@ class PartC(Part):
             f"p(1) = {fmt_time(float(self.prefill_all[0]))}, scheduler overhead o = "
             f"{fmt_time(self.track.scheduler_overhead_s)}, timeout "
             f"{fmt_time(self.track.batch_timeout_s)}. Source: "
-            "<code>labkit.batching.compare_policies</code>.</p>")
+            "<code>labkit.physics.batching.compare_policies</code>.</p>")
 
     def _reveal_body(self) -> str:
         r = self.results
@@ -1077,15 +1067,15 @@ class PartD(Part):
         self.math.update(
             "<p>Replicas for the demand λ at most u_max busy, and the daily cost:</p>"
             "$$R = \\left\\lceil \\frac{\\lambda}{u_{\\max}\\,\\mu_{\\text{replica}}} "
-            f"\\right\\rceil = \\left\\lceil \\frac{{{_tex_num(tr.demand_rate_per_s * share)}}}"
+            f"\\right\\rceil = \\left\\lceil \\frac{{{tex_num(tr.demand_rate_per_s * share)}}}"
             f"{{{tr.max_utilisation:g} \\times {cap_txt}}} \\right\\rceil = {plan.replicas}$$"
             + ("<p>Rented: cost/day = devices × price/h × active hours.</p>" if u == "USD" else
                "<p>Owned: energy/day = devices × power × busy time / J per unit.</p>")
             + "<p>Ship only if memory ∧ SLO ∧ quality ∧ cost all pass; the first failure "
             "(in that order) binds. "
             + (f"Now: {self._metric_text(pr)}. " if pr is not None else "")
-            + "Source: <code>labkit.serving.serving_plan</code>, "
-            "<code>labkit.serving.release_guardrails</code>.</p>")
+            + "Source: <code>labkit.plans.serving.serving_plan</code>, "
+            "<code>labkit.plans.serving.release_guardrails</code>.</p>")
 
     def _metric_text(self, pr: object) -> str:
         tr = self.track
@@ -1225,7 +1215,7 @@ class Lab:
         """What Lab 1 hands to later labs: the release candidate and the key numbers."""
         a, b, c, d = (self.part(p) for p in PARTS)
         spec = d.results["spec"]
-        return _plain({
+        return plain({
             "weight_bits": spec["weight_bits"],  # type: ignore[index]
             "kv_bits": spec["kv_bits"] if self.track.is_transformer else None,  # type: ignore[index]
             "policy": spec["policy"],  # type: ignore[index]
@@ -1247,7 +1237,7 @@ class Lab:
         memo = self.store.get(LAB_ID, answer_key(tr.id, "", "memo"))
         takeaways = self.takeaways()
         choices = self.ledger_choices()
-        data: dict[str, object] = _plain({  # type: ignore[assignment]
+        data: dict[str, object] = plain({  # type: ignore[assignment]
             "schema": REPORT_SCHEMA, "version": REPORT_VERSION, "lab": LAB_ID,
             "title": LAB_TITLE, "generated_at": now_iso(),
             "track": {"id": tr.id, "label": tr.label, "hardware": hw.name, "model": m.name,

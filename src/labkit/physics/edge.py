@@ -1,7 +1,7 @@
 """Edge physics for Lab 2: radio hand-offs, batteries, duty cycles and multi-camera load.
 
 The device side of the edge tracks (FLOP/s, bandwidth, memory, power) lives in
-:mod:`labkit.hardware`; the time of one pass in :mod:`labkit.phases`. This module adds what
+:mod:`labkit.registries.hardware`; the time of one pass in :mod:`labkit.physics.phases`. This module adds what
 an edge deployment pays *around* the model:
 
 * **links** (:class:`Link`) -- a Bluetooth Low Energy link from a wearable to its phone,
@@ -21,7 +21,7 @@ an edge deployment pays *around* the model:
 Conventions: SI base units throughout (bytes, seconds, watts, joules); decimal prefixes
 (1 kB = 1e3 bytes). Every constant carries a ``sources`` entry naming where it comes from
 or marking it as an estimate. Functions are pure, check their inputs with
-:mod:`labkit.validation` (errors name the parameter) and return frozen dataclasses.
+:mod:`labkit.core.validation` (errors name the parameter) and return frozen dataclasses.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from types import MappingProxyType
 
 import numpy as np
 
-from labkit import validation as v
-from labkit.registry import lookup
+from labkit.core import validation as v
+from labkit.core.lookup import lookup
 
 J_PER_MWH = 3.6  # 1 mWh = 1e-3 W x 3600 s
 J_PER_WH = 3600.0
@@ -301,7 +301,7 @@ def daily_energy_mwh(energy_per_event_j: object, events_per_day: object,
 
 @dataclass(frozen=True)
 class EdgeProfile:
-    """What an edge device pairs with, per :mod:`labkit.hardware` id.
+    """What an edge device pairs with, per :mod:`labkit.registries.hardware` id.
 
     battery: a :data:`BATTERIES` id (None: mains or vehicle power). offload_links: the
     links its work can be handed off over (:data:`LINKS` ids). host_hardware_id: the device

@@ -4,7 +4,7 @@ Every policy serves the same simulated stream (fixed numpy seed): arrivals (Pois
 several periodic sensor streams with random phases) and output lengths (lognormal with a
 given mean and coefficient of variation, or an explicit array). Time per step comes from
 the roofline as a function of how many sequences share the step (``step_s_by_batch``), and
-prefill time from :mod:`labkit.phases` as a function of how many prompts share a prefill
+prefill time from :mod:`labkit.physics.phases` as a function of how many prompts share a prefill
 (``prefill_s_by_batch``), so nothing here is a fudge factor:
 
 * ``none``       -- one request at a time, FCFS (single-server queue, Lindley recursion).
@@ -43,11 +43,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from labkit import validation as v
-from labkit.hardware import Hardware
-from labkit.models import Model, get_model
-from labkit.phases import cnn_inference_time, decision_time, prefill_time
-from labkit.roofline import Derating, decode_roofline
+from labkit.core import validation as v
+from labkit.physics.phases import cnn_inference_time, decision_time, prefill_time
+from labkit.physics.roofline import Derating, decode_roofline
+from labkit.registries.hardware import Hardware
+from labkit.registries.models import Model, get_model
 
 POLICIES = ("none", "static", "dynamic", "continuous")
 POLICY_LABELS = MappingProxyType({
@@ -498,7 +498,7 @@ def step_tables(hardware: str | Hardware, model: str | Model, batch_size: int, *
     """(step_s_by_batch, prefill_s_by_batch) for b = 1..batch_size, from the roofline.
 
     Transformer: decode step of b sequences at the mean context P + output/2
-    (:func:`labkit.roofline.decode_roofline`); prefill of b prompts = weight read and
+    (:func:`labkit.physics.roofline.decode_roofline`); prefill of b prompts = weight read and
     overhead once + b x (projection + attention compute + KV write).
     CNN: every request is a single input pass, ``cnn_inference_time(batch=b)`` plus b
     decision passes; there are no decode steps (the step table repeats it, unused).
@@ -520,74 +520,3 @@ def step_tables(hardware: str | Hardware, model: str | Model, batch_size: int, *
     prefill = np.asarray(cnn.latency_s, dtype=float) + b * decision_time(hardware, window_bytes,
                                                                          mode)
     return prefill.copy(), prefill
-
-
-def track_inputs(track: object, *, batch_size: int | None = None,
-                 weight_bits: int | None = None, kv_bits: int | None = None,
-                 devices_per_replica: int | None = None, mean_tokens: object = None,
-                 mode: str | Derating = "achievable") -> dict[str, object]:
-    """Keyword arguments of :func:`compare_policies` for one replica of a track (no rate).
-
-    Step and prefill tables come from :func:`step_tables` at the track's precision and
-    devices; SLO, timeout, scheduler overhead and arrival process from the track.
-    """
-    from labkit.tracks import get_track
-
-    tr = get_track(track)
-    bsz = tr.batch_size if batch_size is None else batch_size
-    out_tokens = None
-    if tr.is_transformer:
-        out_tokens = tr.output_tokens if mean_tokens is None else mean_tokens
-        out_tokens = max(1, round(float(v.positive("mean_tokens", out_tokens))))
-    step, prefill = step_tables(
-        tr.hardware_id, tr.model_id, bsz, prompt_tokens=tr.prompt_tokens,
-        output_tokens=out_tokens,
-        weight_bits=tr.weight_bits if weight_bits is None else weight_bits,
-        kv_bits=tr.kv_bits if kv_bits is None else kv_bits,
-        tp=tr.devices_per_replica if devices_per_replica is None else devices_per_replica,
-        window_bytes=tr.window_bytes, mode=mode)
-    return {
-        "step_s_by_batch": step, "prefill_s_by_batch": prefill,
-        "slo_s": tr.slo_s, "slo_metric": "tpot" if tr.slo_kind == "tpot" else "latency",
-        "slo_quantile": tr.slo_quantile, "ttft_slo_s": tr.ttft_slo_s,
-        "mean_tokens": out_tokens if tr.is_transformer else 1,
-        "cv": tr.output_tokens_cv if tr.is_transformer else 0.0,
-        "timeout_s": tr.batch_timeout_s, "scheduler_overhead_s": tr.scheduler_overhead_s,
-        "arrival": tr.arrival_process, "streams": tr.arrival_streams,
-    }
-
-
-def track_policies(track: object, *, batch_size: int | None = None, cv: object = None,
-                   mean_tokens: object = None, lengths: object = None,
-                   arrival_rate_per_s: object = None, slo_s: object = None,
-                   weight_bits: int | None = None, kv_bits: int | None = None,
-                   devices_per_replica: int | None = None, timeout_s: object = None,
-                   scheduler_overhead_s: object = None, mode: str | Derating = "achievable",
-                   n_requests: int = DEFAULT_REQUESTS, seed: int = 0) -> PolicyComparison:
-    """:func:`compare_policies` on one replica of a track, every default from the track.
-
-    ``arrival_rate_per_s`` defaults to the per-replica rate of the track's serving plan
-    (:func:`labkit.serving.serving_plan`, default policy, same precision and replica shape):
-    demand / replicas. That sizing costs a few simulations; a slider loop should build
-    :func:`track_inputs` once and call :func:`compare_policies` with an explicit rate.
-    """
-    kw = track_inputs(track, batch_size=batch_size, weight_bits=weight_bits, kv_bits=kv_bits,
-                      devices_per_replica=devices_per_replica, mean_tokens=mean_tokens,
-                      mode=mode)
-    if arrival_rate_per_s is None:
-        from labkit.serving import serving_plan
-
-        arrival_rate_per_s = serving_plan(
-            track, weight_bits=weight_bits, kv_bits=kv_bits,
-            devices_per_replica=devices_per_replica, batch_size=batch_size, mode=mode,
-            with_baseline=False).replica_arrival_rate_per_s
-    if lengths is not None:
-        kw["mean_tokens"], kw["cv"] = None, None
-    elif cv is not None:
-        kw["cv"] = cv
-    for key, value in (("slo_s", slo_s), ("timeout_s", timeout_s),
-                       ("scheduler_overhead_s", scheduler_overhead_s)):
-        if value is not None:
-            kw[key] = value
-    return compare_policies(arrival_rate_per_s=arrival_rate_per_s, lengths=lengths,
-                            n_requests=n_requests, seed=seed, **kw)  # type: ignore[arg-type]

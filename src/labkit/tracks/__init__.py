@@ -1,7 +1,7 @@
 """The four course tracks: one product, one device, one model, one stakeholder each.
 
-A track fixes the hardware and model ids (resolved in :mod:`labkit.hardware` and
-:mod:`labkit.models`), the workload (demand, request shape, SLO), the money or energy unit
+A track fixes the hardware and model ids (resolved in :mod:`labkit.registries.hardware` and
+:mod:`labkit.registries.models`), the workload (demand, request shape, SLO), the money or energy unit
 and every default a lab part starts from. Figures are stored in base units -- bytes
 (decimal: 1 GB = 1e9 bytes, never MB/1024), seconds, requests/s -- and each one carries
 its source or derivation in ``sources``.
@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from labkit.hardware import get_hardware
-from labkit.kvcache import kv_bytes_per_token
-from labkit.models import get_model
-from labkit.phases import request_phases
-from labkit.registry import lookup
-from labkit.units import SECONDS_PER_HOUR
+from labkit.core.lookup import lookup
+from labkit.core.units import SECONDS_PER_HOUR
+from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.physics.phases import request_phases
+from labkit.registries.hardware import get_hardware
+from labkit.registries.models import get_model
 
 COST_UNITS = ("USD", "mWh", "Wh")
 J_PER_MWH = 3.6          # 1 mWh = 1e-3 W x 3600 s
@@ -156,7 +156,7 @@ def derive_cost_per_event(hardware_id: str, model_id: str, cost_unit: str, *,
 
     USD: devices x price_per_device_hour / 3600 x (prefill_s + decode_s / batch).
     mWh / Wh: devices x power_w x (prefill_s + decode_s / batch) / (J per unit).
-    Times come from :func:`labkit.phases.request_phases` (achievable roofline).
+    Times come from :func:`labkit.physics.phases.request_phases` (achievable roofline).
     """
     ph = request_phases(hardware_id, model_id, prompt_tokens=prompt_tokens,
                         output_tokens=output_tokens, weight_bits=weight_bits, kv_bits=kv_bits,
@@ -215,7 +215,7 @@ def phone_setup_mwh(model_id: str = "llama-3.2-3b", weight_bits: int = 4) -> flo
 
     (weight_bytes / link rate x download power + compile time x compile power) / 3.6 J.
     """
-    from labkit.kvcache import weight_bytes
+    from labkit.physics.kvcache import weight_bytes
 
     download_s = weight_bytes(model_id, weight_bits, include_lm_head=True) / WIFI_BYTES_PER_S
     return (download_s * WIFI_DOWNLOAD_W + COMPILE_S * COMPILE_W) / J_PER_MWH
@@ -236,7 +236,7 @@ def _narrative(intro: str, a: str, b: str, c: str, d: str, takeaway: str) -> Nar
 
 _DERIVED_COST = ("derived: devices x price_per_device_hour / 3600 x (prefill_s + "
                  "(output_tokens - 1) x decode step(batch_size) / batch_size), achievable "
-                 "roofline (labkit.phases.request_phases)")
+                 "roofline (labkit.physics.phases.request_phases)")
 _DERIVED_ENERGY = ("derived: power_w x busy time of one request served alone (prefill/input "
                    "pass + decode/decision), achievable roofline, / J per {unit}")
 _KV_STATE = ("derived: kv_bytes_per_token(model, kv_bits) x context_tokens -- layers x 2 x "

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from labkit.registry import lookup
+from labkit.core.lookup import lookup
 
 TRANSFORMER = "transformer"
 CNN = "cnn"

@@ -24,11 +24,11 @@ from types import MappingProxyType
 
 import numpy as np
 
-from labkit import validation as v
-from labkit.hardware import Hardware, get_hardware
-from labkit.kvcache import kv_bytes_per_token, kv_fraction_per_device
-from labkit.models import Model, get_model, require_transformer
-from labkit.units import bits_to_bytes
+from labkit.core import validation as v
+from labkit.core.units import bits_to_bytes
+from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device
+from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.models import Model, get_model, require_transformer
 
 FLOP_PER_WEIGHT_PER_TOKEN = 2.0  # one multiply + one add per weight per token
 REGIMES = ("memory-bound", "compute-bound", "kv-bound", "overhead-bound")

@@ -21,12 +21,12 @@ from types import MappingProxyType
 
 import numpy as np
 
-from labkit import validation as v
-from labkit.hardware import Hardware, get_hardware
-from labkit.kvcache import kv_bytes_per_token
-from labkit.models import Model, get_model, require_transformer
-from labkit.roofline import Derating, decode_roofline, get_mode, step_weight_params
-from labkit.units import bits_to_bytes
+from labkit.core import validation as v
+from labkit.core.units import bits_to_bytes
+from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.physics.roofline import Derating, decode_roofline, get_mode, step_weight_params
+from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.models import Model, get_model, require_transformer
 
 BINDING_AXES = ("weights", "kv", "slo")
 

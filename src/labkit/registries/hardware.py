@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from labkit.registry import lookup
-from labkit.units import GB, TFLOPS, GiB, KiB, MiB
+from labkit.core.lookup import lookup
+from labkit.core.units import GB, TFLOPS, GiB, KiB, MiB
 
 
 @dataclass(frozen=True)

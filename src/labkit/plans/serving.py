@@ -1,8 +1,7 @@
-"""Capacity, serving plans and release guardrails.
+"""A track's capacity, serving plans and release guardrails.
 
-* :func:`state_capacity` -- how many live sessions (KV caches, or in-flight sensor windows
-  for CNNs) fit beside the weights. Out-of-memory is a flag with a reason, never a negative
-  count.
+* :func:`track_capacity` -- :func:`labkit.physics.memory.state_capacity` at the track's
+  defaults.
 * :func:`serving_plan` -- replicas and devices a track needs for its demand under one
   precision / scheduler / replica shape, and the daily cost (USD for rented devices, energy
   for owned ones) next to the track's default plan.
@@ -15,132 +14,25 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from labkit import validation as v
-from labkit.batching import POLICIES, PolicyResult, simulate_policy, track_inputs
-from labkit.hardware import Hardware, get_hardware
-from labkit.kvcache import kv_bytes_per_token, kv_fraction_per_device, weight_bytes
-from labkit.models import Model, get_model
-from labkit.roofline import Derating
+from labkit.core import validation as v
+from labkit.core.units import SECONDS_PER_HOUR
+from labkit.physics.batching import (
+    DEFAULT_REQUESTS,
+    POLICIES,
+    PolicyComparison,
+    PolicyResult,
+    compare_policies,
+    simulate_policy,
+)
+from labkit.physics.memory import StateCapacity, state_capacity
+from labkit.physics.roofline import Derating
+from labkit.plans.workload import track_inputs
 from labkit.tracks import Track, get_track
-from labkit.units import SECONDS_PER_HOUR, bits_to_bytes
 
 GUARDRAILS = ("memory", "slo", "quality", "cost")
 
 
 # -- capacity ------------------------------------------------------------------------------
-
-def format_bytes(n: float) -> str:
-    """Decimal units, as stored: 1 kB = 1e3, 1 MB = 1e6, 1 GB = 1e9 bytes."""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.0f} B"
-
-
-def resident_weight_bytes(model: str | Model, weight_bits: int = 16) -> float:
-    """Bytes of weights that must stay in device memory, at ``weight_bits``.
-
-    Transformers: decoder blocks + LM head (:func:`labkit.kvcache.weight_bytes` with
-    ``include_lm_head``) + the input embedding table (hidden x vocab) when it is not tied
-    to the LM head. CNNs: every parameter. Llama 3.1 70B at 16 bits: 68.45e9 block + 1.05e9
-    head + 1.05e9 embedding parameters = 141.1 GB (decimal), matching the published 70.6B.
-    """
-    m = get_model(model)
-    resident = weight_bytes(m, weight_bits, include_lm_head=True)
-    if m.is_transformer and not m.tied_embeddings:
-        resident += m.lm_head_params * bits_to_bytes(v.precision_bits("weight_bits",
-                                                                       weight_bits))
-    return resident
-
-
-@dataclass(frozen=True)
-class StateCapacity:
-    """Live sessions one replica holds beside its weights. Bytes are decimal, whole replica.
-
-    memory_bytes: usable memory for weights + state after the reserve (MCU: SRAM only).
-    weight_location: "memory", or "flash" on a microcontroller (weights execute from flash).
-    bytes_per_session: KV cache at ``context_tokens`` (x TP replication past the KV heads)
-    or the CNN's in-flight window + activations. free_bytes: memory left for sessions.
-    max_sessions: floor(free / per session), >= 0. oom: not even one session fits.
-    """
-
-    kind: str
-    devices: int
-    context_tokens: float | None
-    memory_bytes: float
-    weight_bytes: float
-    weight_location: str
-    weight_limit_bytes: float
-    bytes_per_session: float
-    free_bytes: float
-    max_sessions: int
-    oom: bool
-    reason: str
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-
-def state_capacity(hardware: str | Hardware, model: str | Model, context_tokens: object = None,
-                   weight_bits: int = 16, kv_bits: int = 16, devices_per_replica: int = 1,
-                   reserve_fraction: object = 0.0, *,
-                   state_bytes_per_request: object = None) -> StateCapacity:
-    """max_sessions = floor((devices x usable x (1 - reserve) - weights) / bytes per session).
-
-    Transformer session = kv_bytes_per_token x context x devices x kv_fraction_per_device:
-    tensor parallelism splits KV heads across devices, and past ``kv_heads`` devices each
-    head is replicated, so a session costs more in total. CNN session =
-    ``state_bytes_per_request`` (required). On a microcontroller (``flash_bytes`` known) the
-    weights sit in flash and only sessions use SRAM; the model fits only if both fit.
-    """
-    hw = get_hardware(hardware)
-    m = get_model(model)
-    d = v.positive_int("devices_per_replica", devices_per_replica)
-    reserve = float(v.fraction("reserve_fraction", reserve_fraction, allow_one=False))
-    weights = resident_weight_bytes(m, weight_bits)
-    memory = d * hw.usable_memory_bytes * (1.0 - reserve)
-    if m.is_transformer:
-        ctx = float(v.positive("context_tokens", context_tokens))
-        per_session = (kv_bytes_per_token(m, kv_bits) * ctx * d
-                       * kv_fraction_per_device(m, d))
-        kind, ctx_out = "kv-cache", ctx
-    else:
-        v.precision_bits("kv_bits", kv_bits)
-        if state_bytes_per_request is None:
-            raise ValueError("state_bytes_per_request must be given for a CNN (sensor window "
-                             "or frame + activations, bytes)")
-        per_session = float(v.positive("state_bytes_per_request", state_bytes_per_request))
-        kind, ctx_out = "window+activations", None
-    on_flash = hw.flash_bytes is not None and not m.is_transformer
-    if on_flash:
-        weight_limit = d * float(hw.flash_bytes)  # type: ignore[arg-type]
-        weights_fit = weights <= weight_limit
-        free = memory
-        location = "flash"
-    else:
-        weight_limit = memory
-        weights_fit = weights <= memory
-        free = max(0.0, memory - weights)
-        location = "memory"
-    sessions = math.floor(free / per_session) if weights_fit else 0
-    if not weights_fit:
-        reason = (f"OOM: weights ({format_bytes(weights)}) exceed {location} "
-                  f"({format_bytes(weight_limit)}) on {d} device(s)")
-        free = 0.0 if location == "memory" else free
-    elif sessions < 1:
-        reason = (f"OOM: weights fit, but one session ({format_bytes(per_session)}) exceeds "
-                  f"the {format_bytes(free)} left")
-    else:
-        where = "in SRAM, weights in flash" if on_flash else "beside the weights"
-        reason = (f"{sessions} session(s) of {format_bytes(per_session)} fit in "
-                  f"{format_bytes(free)} {where} ({format_bytes(weights)})")
-    return StateCapacity(
-        kind=kind, devices=d, context_tokens=ctx_out, memory_bytes=memory,
-        weight_bytes=weights, weight_location=location, weight_limit_bytes=weight_limit,
-        bytes_per_session=per_session, free_bytes=free, max_sessions=int(sessions),
-        oom=sessions < 1, reason=reason,
-    )
-
 
 def track_capacity(track: str | Track, *, context_tokens: object = None,
                    weight_bits: int | None = None, kv_bits: int | None = None,
@@ -291,6 +183,40 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
 
 
 # -- release guardrails --------------------------------------------------------------------
+
+def track_policies(track: object, *, batch_size: int | None = None, cv: object = None,
+                   mean_tokens: object = None, lengths: object = None,
+                   arrival_rate_per_s: object = None, slo_s: object = None,
+                   weight_bits: int | None = None, kv_bits: int | None = None,
+                   devices_per_replica: int | None = None, timeout_s: object = None,
+                   scheduler_overhead_s: object = None, mode: str | Derating = "achievable",
+                   n_requests: int = DEFAULT_REQUESTS, seed: int = 0) -> PolicyComparison:
+    """:func:`compare_policies` on one replica of a track, every default from the track.
+
+    ``arrival_rate_per_s`` defaults to the per-replica rate of the track's serving plan
+    (:func:`labkit.plans.serving.serving_plan`, default policy, same precision and replica shape):
+    demand / replicas. That sizing costs a few simulations; a slider loop should build
+    :func:`track_inputs` once and call :func:`compare_policies` with an explicit rate.
+    """
+    kw = track_inputs(track, batch_size=batch_size, weight_bits=weight_bits, kv_bits=kv_bits,
+                      devices_per_replica=devices_per_replica, mean_tokens=mean_tokens,
+                      mode=mode)
+    if arrival_rate_per_s is None:
+        arrival_rate_per_s = serving_plan(
+            track, weight_bits=weight_bits, kv_bits=kv_bits,
+            devices_per_replica=devices_per_replica, batch_size=batch_size, mode=mode,
+            with_baseline=False).replica_arrival_rate_per_s
+    if lengths is not None:
+        kw["mean_tokens"], kw["cv"] = None, None
+    elif cv is not None:
+        kw["cv"] = cv
+    for key, value in (("slo_s", slo_s), ("timeout_s", timeout_s),
+                       ("scheduler_overhead_s", scheduler_overhead_s)):
+        if value is not None:
+            kw[key] = value
+    return compare_policies(arrival_rate_per_s=arrival_rate_per_s, lengths=lengths,
+                            n_requests=n_requests, seed=seed, **kw)  # type: ignore[arg-type]
+
 
 @dataclass(frozen=True)
 class GuardrailCheck:

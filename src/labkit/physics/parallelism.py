@@ -10,13 +10,13 @@ Every candidate is a set of power-of-two degrees. The conventions, stated once:
   EP group ``ep``.
 * **Weights (per device, elements).** Attention and dense FFN split ``tp`` ways, K/V
   projections replicated once ``tp`` exceeds the KV heads (exactly as
-  :func:`labkit.roofline.step_weight_params`). Routed experts are shared by
+  :func:`labkit.physics.roofline.step_weight_params`). Routed experts are shared by
   ``g = max(tp, ep)`` devices: ``ep`` ranks each own ``experts_total / ep`` experts, each
   split over ``tp / ep`` expert-TP ranks when ``ep < tp``. Shared experts and the router
   split ``tp`` ways. Every stage holds ``ceil(layers / pp)`` layers. The **first** stage
   holds the first layers (an MoE model's leading dense layers) and the input embedding
   table; the **last** stage holds the last layers and the LM head; with ``pp = 1`` the one
-  stage holds both tables, as in :func:`labkit.roofline.memory_budget` (one shared table
+  stage holds both tables, as in :func:`labkit.physics.roofline.memory_budget` (one shared table
   when ``model.tied_embeddings``). With ``pp > 1`` a tied table is needed on both end
   stages, so each holds a copy. Both tables are ``hidden x vocab`` split ``tp`` ways.
 * **Binding device.** Whichever of the first and last stage uses more memory (their KV
@@ -55,9 +55,9 @@ Every candidate is a set of power-of-two degrees. The conventions, stated once:
   would cross a link of zero bandwidth (a phone has no peers) is not a candidate at all.
 * **Time.** One stage step of a micro-batch is the roofline of the last stage's device
   share: weight fetch + compute + KV read (+ overhead in ``achievable`` mode), added as
-  in :mod:`labkit.roofline`, plus the stage's TP/CP/EP communication time. An MoE step
+  in :mod:`labkit.physics.roofline`, plus the stage's TP/CP/EP communication time. An MoE step
   reads only the experts touched by the distinct tokens its expert group serves
-  (:func:`labkit.roofline.expected_experts_touched`), ``1/g`` of them per device; a
+  (:func:`labkit.physics.roofline.expected_experts_touched`), ``1/g`` of them per device; a
   group reaching past ``tp * cp`` devices serves several DP replicas' tokens. A
   sequence's next token waits for all ``pp`` stages in turn and the ``pp - 1`` hand-offs:
   ``per_token_latency_s = pp x (stage + its comm) + hand-offs``. The replica's
@@ -88,12 +88,17 @@ from typing import Any
 
 import numpy as np
 
-from labkit import validation as v
-from labkit.hardware import Hardware, get_hardware
-from labkit.kvcache import kv_bytes_per_token, kv_fraction_per_device
-from labkit.models import Model, get_model, require_transformer
-from labkit.roofline import FLOP_PER_WEIGHT_PER_TOKEN, Derating, expected_experts_touched, get_mode
-from labkit.units import bits_to_bytes
+from labkit.core import validation as v
+from labkit.core.units import bits_to_bytes
+from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device
+from labkit.physics.roofline import (
+    FLOP_PER_WEIGHT_PER_TOKEN,
+    Derating,
+    expected_experts_touched,
+    get_mode,
+)
+from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.models import Model, get_model, require_transformer
 
 ACT_BYTES = 2.0  # bytes per activation element on the wire and in scratch (bf16)
 STAT_BYTES = 4.0  # bytes per softmax statistic (fp32 running max and running sum)
@@ -190,7 +195,7 @@ def attention_params_per_device(model: str | Model, tp: int) -> float:
     GQA: ``(A - KV)/tp + KV x kv_fraction_per_device(tp)`` with ``A`` all of Q, K, V, O and
     ``KV = 2 x hidden x kv_heads x d_head`` -- K/V heads stop splitting at ``kv_heads`` and
     are replicated past it. MLA: ``A / tp`` (the convention of
-    :func:`labkit.roofline.step_weight_params`).
+    :func:`labkit.physics.roofline.step_weight_params`).
     """
     m = require_transformer(get_model(model))
     t = v.positive_int("tp", tp)
@@ -274,7 +279,7 @@ def _activation_bytes(x: _Inputs, mb: Any, tp: Any) -> Any:
 
 def _logit_bytes(x: _Inputs, mb: Any, tp: Any) -> Any:
     """fp32 logits of one micro-batch step on the LM-head stage: ``mb x V/tp x 4 B``.
-    Activations + logits are the transient of :func:`labkit.roofline.memory_budget`."""
+    Activations + logits are the transient of :func:`labkit.physics.roofline.memory_budget`."""
     return mb * (x.m.vocab * LOGIT_BYTES / tp)
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from labkit import validation as v
-from labkit.models import Model, get_model, require_transformer
-from labkit.units import bits_to_bytes
+from labkit.core import validation as v
+from labkit.core.units import bits_to_bytes
+from labkit.registries.models import Model, get_model, require_transformer
 
 
 def kv_bytes_per_token(model: str | Model, kv_bits: int = 16) -> float:

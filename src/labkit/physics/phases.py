@@ -8,14 +8,14 @@ Transformer LMs serve a request in two physically different phases:
   (``2 x layers x P^2 x q_heads x d_head`` for GQA), plus one weight read and the KV write.
   Its end is the time to first token (TTFT).
 * **decode** produces the remaining tokens one step at a time; each step re-reads every
-  weight and the growing KV cache, so it is memory-bound (:func:`labkit.roofline.
+  weight and the growing KV cache, so it is memory-bound (:func:`labkit.physics.roofline.
   decode_roofline`). Its per-step time is the time per output token (TPOT).
 
 Edge CNNs have no output loop: one inference is one **input pass** over a sensor window or
 camera frame, ``max(FLOP / C, bytes / BW)`` with weights at ``weight_bits``, followed by a
 tiny **output/decision** pass that slides the window buffer and writes the decision.
 
-Terms are *added*, never overlapped, exactly like :mod:`labkit.roofline`; ``mode`` selects
+Terms are *added*, never overlapped, exactly like :mod:`labkit.physics.roofline`; ``mode`` selects
 peak figures or the achievable derating (bandwidth/FLOP efficiency, per-step overhead).
 """
 
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit import validation as v
-from labkit.hardware import Hardware, get_hardware
-from labkit.kvcache import kv_bytes_per_token, kv_fraction_per_device, weight_bytes
-from labkit.models import Model, get_model, require_transformer
-from labkit.roofline import FLOP_PER_WEIGHT_PER_TOKEN, Derating, decode_roofline, get_mode
+from labkit.core import validation as v
+from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device, weight_bytes
+from labkit.physics.roofline import FLOP_PER_WEIGHT_PER_TOKEN, Derating, decode_roofline, get_mode
+from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.models import Model, get_model, require_transformer
 
 PHASES = ("prefill", "decode")
 LLM_PHASE_LABELS = {"prefill": "prefill (prompt pass)", "decode": "decode (output loop)"}
@@ -285,29 +285,4 @@ def request_phases(hardware: str | Hardware, model: str | Model, *,
         latency_s=latency, binding_phase="prefill" if prefill_s >= decode_s else "decode",
         phase_labels=dict(labels), energy_j=energy, batch=b, devices=t,
         decode_regime=str(regime), prefill_detail=detail,
-    )
-
-
-def track_phases(track: object, *, prompt_tokens: object = None, output_tokens: object = None,
-                 weight_bits: int | None = None, kv_bits: int | None = None,
-                 devices_per_replica: int | None = None, batch: int | None = None,
-                 mode: str | Derating = "achievable") -> RequestPhases:
-    """:func:`request_phases` for a track id or :class:`labkit.tracks.Track`, with overrides.
-
-    ``batch`` defaults to the track's operating batch for transformers (the batch its
-    ``cost_per_event`` is derived at) and to 1 for CNNs.
-    """
-    from labkit.tracks import get_track
-
-    tr = get_track(track)
-    if batch is None:
-        batch = tr.batch_size if tr.is_transformer else 1
-    return request_phases(
-        tr.hardware_id, tr.model_id,
-        prompt_tokens=tr.prompt_tokens if prompt_tokens is None else prompt_tokens,
-        output_tokens=tr.output_tokens if output_tokens is None else output_tokens,
-        weight_bits=tr.weight_bits if weight_bits is None else weight_bits,
-        kv_bits=tr.kv_bits if kv_bits is None else kv_bits,
-        tp=tr.devices_per_replica if devices_per_replica is None else devices_per_replica,
-        batch=batch, window_bytes=tr.window_bytes, mode=mode,
     )

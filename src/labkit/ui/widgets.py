@@ -1,7 +1,7 @@
 """Reusable, kernel-side widget components for the labs (ipywidgets 8 + bqplot, no custom JS).
 
 * :class:`Prediction` / :class:`Checkpoint` -- a choice plus "Commit"; the committed answer
-  is written to an :class:`~labkit.answers.AnswerStore` file, locked, and restored locked
+  is written to an :class:`~labkit.core.answers.AnswerStore` file, locked, and restored locked
   when the notebook is re-run, reopened or autograded (fresh widgets, same file). "Revise"
   records a changed answer *beside* the first ("first: X · revised: Y"), never over it.
   A prediction's :meth:`Prediction.reveal_gate` keeps dependent content out of the page
@@ -28,7 +28,8 @@ import bqplot as bq
 import ipywidgets as ipw
 import numpy as np
 
-from labkit.answers import AnswerEntry, AnswerStore, AnswerValue
+from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
+from labkit.core.grids import PRECISIONS, context_options
 
 PALETTE = {
     "blue": "#1f6fb2", "orange": "#d9822b", "green": "#2e8b57", "red": "#c0392b",
@@ -551,9 +552,6 @@ def set_hline(mark: bq.Lines, y: float) -> None:
 
 # -- controls -------------------------------------------------------------------------------
 
-PRECISIONS = (4, 8, 16, 32)
-
-
 def precision_control(description: str, value: int,
                       options: Sequence[int] = PRECISIONS) -> ipw.ToggleButtons:
     """Storage precision from a fixed list of bit widths (no invalid precision reachable)."""
@@ -626,19 +624,6 @@ def format_tokens(n: int) -> str:
         return str(n)
     k = n / 1024
     return f"{k:g}k" if k == int(k) else f"{k:.3g}k"
-
-
-def context_options(max_context: int, default: int, min_context: int = 256) -> list[int]:
-    """Powers of two from ``min_context`` to ``max_context``, plus ``default``."""
-    if not (1 <= min_context <= default <= max_context):
-        raise ValueError(f"need min_context <= default <= max_context; got {min_context}, "
-                         f"{default}, {max_context}")
-    vals = {default, max_context}
-    p = 1 << max(0, (min_context - 1).bit_length())
-    while p <= max_context:
-        vals.add(p)
-        p <<= 1
-    return sorted(v for v in vals if min_context <= v <= max_context)
 
 
 def context_control(value: int, max_context: int, min_context: int = 256,

@@ -1,0 +1,61 @@
+"""TODO doc."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as ipw
+
+from labkit.labs.accelerators.info import LAB_ID, PART_MINUTES, PART_TITLES
+from labkit.labs.common import (
+    LabPart,
+)
+from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.models import Model, get_model
+from labkit.ui import widgets as lw
+
+
+def feedback_map(opts: Sequence[tuple[str, str]], expected: str, good: str,
+              bad: str) -> dict[str, str]:
+    return {val: (good if val == expected else bad) for _, val in opts}
+
+
+class Part(LabPart):
+    """A Lab 2 part (the skeleton is :class:`labkit.labs.common.LabPart`); subclasses also
+    define ``takeaway``. Controls call :meth:`update`, which recomputes only what depends on
+    them."""
+
+    lab_id = LAB_ID
+    titles = PART_TITLES
+    minutes = PART_MINUTES
+    kicker = "Lab 2 · "
+
+    def _init_context(self) -> None:
+        self.hw: Hardware = get_hardware(self.track.hardware_id)
+        self.model: Model = get_model(self.track.model_id)
+        self.scenario = self.lab.scenario
+
+    def _state_extra(self) -> dict[str, object]:
+        return {"scenario": self.scenario}
+
+    def takeaway(self) -> str:
+        raise NotImplementedError
+
+    def _figure_rows(self) -> list[ipw.Widget]:
+        figs = list(self.figures.values())
+        rows: list[ipw.Widget] = []
+        for i in range(0, len(figs), 2):
+            pair = figs[i:i + 2]
+            rows.append(ipw.HBox(pair, layout=ipw.Layout(width="100%")) if len(pair) == 2
+                        else pair[0])
+        return rows
+
+    # -- public ----------------------------------------------------------------------------
+    # -- internals -------------------------------------------------------------------------
+    def _computed_line(self) -> str:
+        return (f"<div>{self._prediction_line()}.</div><div>Computed at the track defaults: "
+                f"<b>{lw.esc(self.predict.label_for(self.expected))}</b>.</div>")
+
+    def _callout(self, name: str, kind: str) -> lw.Callout:
+        self.callouts[name] = lw.Callout(kind)
+        return self.callouts[name]

@@ -1,0 +1,312 @@
+"""TODO doc."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from labkit.core.format import (
+    fmt_amount,
+    fmt_count,
+)
+from labkit.core.grids import pow2
+from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.labs.common import (
+    CheckSpec,
+    Spec,
+    _cards,
+    _ok,
+    _table,
+)
+from labkit.plans.design import (
+    CONTEXT_BUCKETS,
+    DEVICE_BUCKETS,
+    INTERVALS_MS,
+    OFF_SCALE,
+    _ratio,
+    context_bucket,
+    design_check,
+    design_defaults,
+    device_bucket,
+    duty_bucket,
+    fleet_users,
+    reference_design,
+)
+from labkit.ui import widgets as lw
+from labkit.ui.charts import lin_top
+
+# -- Part D: design challenge ---------------------------------------------------------------------
+
+_CONSTRAINT_TITLES = {
+    "layout": "Not a possible layout", "memory": "Out of memory (OOM)",
+    "tpot": "TPOT SLO missed", "ttft": "First token too late", "quality": "Below the quality floor",
+    "cost": "Over the daily budget", "energy": "Over the energy budget",
+    "context": "Conversation shorter than the product needs", "flash": "Weights exceed flash",
+    "sram": "Out of SRAM", "deadline": "Deadline missed", "coverage": "Listening too rarely",
+    "link": "Link saturated", "throughput": "SoC overloaded", "socs": "More SoCs than the board",
+}
+_CONSTRAINT_FIX = {
+    "layout": "pick degrees that exist (powers of two within the model's heads, layers and "
+              "the sequences)",
+    "memory": "split weights (TP/PP), one sequence's KV (CP) or the sequences (DP); lower "
+              "the precision",
+    "tpot": "more TP inside the fast domain; fewer sequences per replica (more DP); lower "
+            "precision",
+    "ttft": "a shorter prompt or faster prefill", "quality": "raise the precision to the floor",
+    "cost": "fewer devices: lower precision frees memory for more sequences per device",
+    "energy": "lower precision, less work per day, or a cheaper place to do it",
+    "context": "serve longer conversations", "flash": "lower the weight precision",
+    "sram": "a lower-precision datapath", "deadline": "shorten the path to a decision",
+    "coverage": "process more windows", "link": "send fewer bytes",
+    "throughput": "spread the load over a second SoC", "socs": "use the SoCs the board has",
+}
+
+
+class PartD(Part):
+    """Design challenge: every constraint of the track at once, checked by
+    :func:`design_check`, against labkit's fewest-devices (then cheapest) design."""
+
+    letter = "D"
+
+    def _setup(self) -> None:
+        tr, m, sc = self.track, self.model, self.scenario
+        d0 = design_defaults(tr)
+        self.reference = reference_design(tr)
+        c = self.controls
+        c["weight_bits"] = lw.precision_control("Weight precision", int(d0["weight_bits"]))  # type: ignore[call-overload]
+        if sc in ("fleet", "handheld"):
+            c["kv_bits"] = lw.precision_control("KV-cache precision", int(d0["kv_bits"]),  # type: ignore[call-overload]
+                                                sorted({4, 8, 16, int(d0["kv_bits"])}))  # type: ignore[call-overload]
+        if sc == "fleet":
+            users = fleet_users(tr)
+            opts = {"tp": pow2(min(m.q_heads, 64)),
+                    "cp": pow2(max(1, int(tr.context_tokens) // 1024)),  # type: ignore[arg-type]
+                    "pp": pow2(min(m.layers, 64)), "dp": pow2(min(users, 256))}
+            if m.is_moe:
+                opts["ep"] = [e for e in pow2(m.experts_total) if m.experts_total % e == 0]
+            for ax, vals in opts.items():
+                val = int(d0[ax]) if int(d0[ax]) in vals else 1  # type: ignore[call-overload]
+                c[ax] = lw.selection_control(f"{ax.upper()} degree",
+                                             [(str(x), x) for x in vals], val)
+        elif sc == "handheld":
+            c["context_tokens"] = lw.context_control(int(d0["context_tokens"]), m.max_context,  # type: ignore[call-overload]
+                                                     512, "Longest conversation (tokens)")
+        elif sc == "wearable":
+            c["duty"] = lw.float_control("Share of windows processed (duty)",
+                                         float(d0["duty"]), 0.05, 1.0, 0.05, ".0%")  # type: ignore[arg-type]
+            c["split"] = lw.choice_control("Cut the pipeline", [
+                ("model on the ring", "on_device"), ("features to the phone", "features"),
+                ("raw audio to the phone", "raw")], d0["split"], style="toggle")
+            c["interval_ms"] = lw.selection_control(
+                "BLE connection interval (ms)", [(f"{x:g}", x) for x in INTERVALS_MS],
+                float(d0["interval_ms"]))  # type: ignore[arg-type]
+        else:
+            layouts = [("one SoC", "single")]
+            if self.hw.domain_size >= 2:
+                layouts += [("two SoCs: split cameras", "cameras"),
+                            ("two SoCs: split the model", "model")]
+            c["layout"] = lw.choice_control("Layout", layouts, "single", style="toggle")
+        self.default_check = design_check(tr, d0)
+        self.names = list(self.default_check["constraints"])  # type: ignore[arg-type]
+        self._expected = self._computed_answer()
+        gx, gy = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
+        self.s_g = gy
+        self.m_g = lw.bar_mark(self.names, np.zeros(len(self.names)), gx, gy,
+                               colors=[lw.PALETTE["green"]] * len(self.names),
+                               color_mode="no_group", label_display=True,
+                               label_display_format=".2f")
+        self.m_g_l = lw.hline_mark(1.0, gy, color=lw.PALETTE["red"], label="limit",
+                                   legend=True)
+        self.figures["constraints"] = lw.figure(
+            [self.m_g, self.m_g_l], gx, gy, x_label="constraint",
+            y_label=f"use of the limit (above 1 fails; {OFF_SCALE:g} = n/a)",
+            title="Your design against every constraint", height=300)
+        ox, oy = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
+        self.s_o = oy
+        self.unit = f"{tr.cost_unit}/day"
+        # rented fleets: the objective is devices (cost is devices x price); owned: energy
+        self.per_device_day = (float(tr.price_per_device_hour) * tr.active_hours_per_day  # type: ignore[arg-type]
+                               if tr.cost_unit == "USD" else None)
+        rented = self.per_device_day is not None
+        budget = tr.daily_budget / self.per_device_day if rented else tr.daily_budget  # type: ignore[operator]
+        self.m_o = lw.bar_mark(["your design", "labkit's best"], np.zeros(2), ox, oy,
+                               colors=[lw.PALETTE["blue"], lw.PALETTE["green"]],
+                               color_mode="no_group", label_display=True,
+                               label_display_format=",.4~g")
+        self.m_o_b = lw.hline_mark(budget, oy, color=lw.PALETTE["red"],
+                                   label="what the budget pays for" if rented else "budget",
+                                   legend=True)
+        self.figures["objective"] = lw.figure(
+            [self.m_o, self.m_o_b], ox, oy, x_label="design",
+            y_label="devices" if rented else f"energy ({self.unit})",
+            title="Devices: yours vs labkit's fewest" if rented else "Energy per day",
+            height=300)
+        for n in self.names:
+            self._callout(n, "danger")
+        self._callout("boundary", "success")
+
+    def check(self, config: Mapping[str, object]) -> dict[str, object]:
+        """:func:`design_check` for this part's track (the grader calls the same function)."""
+        return design_check(self.track, config)
+
+    def _computed_answer(self) -> str:
+        ref = self.reference
+        sc = self.scenario
+        if sc == "fleet":
+            return device_bucket(None if ref is None else int(ref["devices"]))  # type: ignore[call-overload]
+        if sc == "handheld":
+            return context_bucket(None if ref is None else ref.get("max_context"))  # type: ignore[arg-type]
+        if sc == "wearable":
+            return duty_bucket(None if ref is None else float(ref["config"]["duty"]))  # type: ignore[index]
+        return "none fits" if ref is None else str(ref["devices"])
+
+    def _hook(self) -> str:
+        tr = self.track
+        sc = self.scenario
+        if sc == "fleet":
+            return (f"The target: {fleet_users(tr):,} concurrent conversations at "
+                    f"{int(tr.context_tokens):,} tokens, TPOT within {tr.slo_s * 1e3:g} ms, "  # type: ignore[arg-type]
+                    f"quality loss within {tr.max_quality_loss_pct:g} point(s), inside "
+                    f"{fmt_count(tr.daily_budget)} USD/day. Meet it with the fewest "
+                    f"{self.hw.name} devices.")
+        if sc == "handheld":
+            return (f"Serve {int(tr.context_tokens):,}-token conversations on the phone "  # type: ignore[arg-type]
+                    "within its memory, TPOT, TTFT, quality and battery budgets, spending as "
+                    "little energy as possible.")
+        if sc == "wearable":
+            return ("Listen as often as the ring can afford: every constraint (flash, SRAM, "
+                    "deadline, accuracy, energy, coverage, link) at once, with the highest "
+                    "duty.")
+        return ("Never miss a frame: deadline, throughput, memory, accuracy and energy at "
+                "once, with the fewest SoCs.")
+
+    def _prediction_spec(self) -> Spec:
+        tr = self.track
+        sc = self.scenario
+        if sc == "fleet":
+            q = (f"{lw.esc(tr.label)}: {fleet_users(tr):,} users at "
+                 f"{int(tr.context_tokens):,} tokens within {tr.slo_s * 1e3:g} ms per token, "  # type: ignore[arg-type]
+                 f"at any precision that keeps quality. How many {lw.esc(self.hw.name)} "
+                 "devices does the smallest design need?")
+            return q, [(f"{lab} devices" if lab[0].isdigit() else lab.capitalize(), lab)
+                       for lab in [b for _, b in DEVICE_BUCKETS] + ["more than 64"]]
+        if sc == "handheld":
+            q = (f"{lw.esc(tr.label)}: at any precision that keeps quality, what is the "
+                 "longest conversation the phone can serve within memory, TPOT, TTFT and the "
+                 "battery budget?")
+            return q, [(lab, lab) for lab in
+                       [b for _, b in CONTEXT_BUCKETS] + ["8k or more", "none fits"]]
+        if sc == "wearable":
+            q = (f"{lw.esc(tr.label)}: using any precision, cut point and BLE interval, what "
+                 "share of the windows can the ring afford to process within every "
+                 "constraint?")
+            return q, [(lab, lab) for lab in ("every window", "50-99%", "25-49%",
+                                              "below 25%", "none fits")]
+        q = (f"{lw.esc(tr.label)}: with any precision and layout, how many SoCs does the "
+             "smallest design that meets every constraint use?")
+        return q, [("One SoC", "1"), ("Two SoCs", "2"), ("None fits", "none fits")]
+
+    def _checkpoint_spec(self) -> CheckSpec:
+        q = "What objective should the design review enforce?"
+        opts = [("The fewest devices (then the least cost or energy) among designs that pass "
+                 "every constraint", "constrained"),
+                ("The lowest latency, whatever it costs", "latency"),
+                ("The largest parallelism degree available", "largest"),
+                ("The cheapest design, even if one constraint fails", "cheapest")]
+        good = ("Right: feasibility first (every constraint at once), then the objective. A "
+                "design that fails one constraint is not a cheaper design; it is no design.")
+        bad = ("Not quite: a design ships only when every constraint passes; among those, "
+               "the fewest devices (then the least cost or energy) wins.")
+        return q, opts, "constrained", feedback_map(opts, "constrained", good, bad)
+
+    def _refresh(self, s: Mapping[str, object]) -> None:
+        tr = self.track
+        chk = self.check(s)
+        cons = chk["constraints"]
+        ratios = np.asarray([_ratio(cons[n]) for n in self.names])  # type: ignore[index]
+        colors = [lw.PALETTE["green"] if cons[n]["passed"] else lw.PALETTE["red"]  # type: ignore[index]
+                  for n in self.names]
+        obj = chk["objective"]
+        mine = obj["value"]  # type: ignore[index]
+        ref = obj["reference"]  # type: ignore[index]
+        if self.per_device_day is not None:
+            vals = np.asarray([float(chk["devices"]), float(chk["min_devices"] or 0)])  # type: ignore[arg-type]
+            budget = tr.daily_budget / self.per_device_day
+        else:
+            vals = np.asarray([float(mine or 0.0), float(ref or 0.0)])
+            budget = tr.daily_budget
+        top = lin_top(vals, pad=1.3)
+        lw.update_marks({
+            self.m_g: {"y": ratios, "colors": colors},
+            self.s_g: {"max": lin_top(np.concatenate([ratios, [1.0]]), pad=1.25)},
+            self.m_o: {"y": vals},
+            self.s_o: {"max": max(top, 1.1 * budget) if budget <= 3 * top else top},
+            self.m_o_b: {"visible": bool(budget <= 3 * top)},
+        })
+        self.results = dict(chk)
+        self.results["expected"] = self._expected
+        feasible = bool(chk["feasible"])
+        min_dev = chk["min_devices"]
+        ref_cfg = None if chk["reference"] is None else chk["reference"]["config"]  # type: ignore[index]
+        self._set_readout(_cards([
+            ("verdict", "feasible" if feasible else f"{len(chk['failed'])} constraint(s) fail",  # type: ignore[arg-type]
+             ", ".join(chk["failed"]) or "every constraint passes",  # type: ignore[arg-type]
+             lw.PALETTE["green"] if feasible else lw.PALETTE["red"]),
+            ("devices", f"{chk['devices']}", "labkit's fewest: "
+             + ("none fits" if min_dev is None else str(min_dev)), lw.PALETTE["blue"]),
+            (str(obj["name"]), fmt_amount(mine, self.unit),  # type: ignore[index, arg-type]
+             "labkit's best: " + fmt_amount(ref, self.unit), lw.PALETTE["orange"]),  # type: ignore[arg-type]
+        ]))
+        rows = [[lw.esc(n), _ok(bool(cons[n]["passed"])), lw.esc(cons[n]["detail"])]  # type: ignore[index]
+                for n in self.names]
+        ref_txt = ("" if ref_cfg is None else "<div><b>labkit's best design:</b> "
+                   + lw.esc(", ".join(f"{k} = {v_}" for k, v_ in ref_cfg.items())) + "</div>")
+        self._set_details(_table(["constraint", "check", "detail"], rows) + ref_txt)
+        for n in self.names:
+            c = cons[n]  # type: ignore[index]
+            self.callouts[n].set(not c["passed"], _CONSTRAINT_TITLES.get(n, n),
+                                 lw.esc(c["detail"]), _CONSTRAINT_FIX.get(n))
+        extra = chk["extra_devices"]
+        self.callouts["boundary"].set(
+            feasible, "Feasible: every constraint passes",
+            f"{chk['devices']} device(s)"
+            + ("" if extra is None else
+               (" = labkit's fewest" if extra == 0 else f", {extra} more than labkit's fewest"))
+            + f"; {obj['name']} {fmt_amount(mine, self.unit)} vs labkit's "  # type: ignore[index, arg-type]
+              f"{fmt_amount(ref, self.unit)}.")  # type: ignore[arg-type]
+        closest = self.names[int(np.argmax(ratios))]
+        self.math.update(
+            "<p>A design is feasible when every constraint holds at once:</p>"
+            "$$\\text{feasible} = \\bigwedge_i \\left(\\frac{\\text{value}_i}{\\text{limit}_i} "
+            "\\le 1\\right)$$"
+            f"<p>Closest to its limit now: <b>{closest}</b> ({ratios.max():.2f}). labkit's "
+            "answer: " + ("the fewest devices from <code>labkit.physics.parallelism.search</code> over "
+                          "every precision pair that keeps quality (ties: lower latency)"
+                          if self.scenario == "fleet" else
+                          "an exhaustive search of the same controls") + ". The grader calls "
+            "the same check: <code>labkit.labs.accelerators.design_check(track, config)"
+            "</code>.</p>")
+
+    def _reveal_body(self) -> str:
+        ref = self.reference
+        r = self.results
+        cfg = "none" if ref is None else ", ".join(f"{k} = {v_}"
+                                                   for k, v_ in ref["config"].items())  # type: ignore[attr-defined]
+        return (f"{self._computed_line()}"
+                f"<div>labkit's best design: {lw.esc(cfg)}.</div>"
+                f"<div>Yours: <b>{'feasible' if r['feasible'] else 'infeasible'}</b> with "
+                f"{r['devices']} device(s).</div>"
+                "<div style='color:#5d6d7e'>Why: each constraint alone is easy; together they "
+                "pin the design. The cheapest feasible design usually lowers precision to the "
+                "quality floor, because fewer bytes per weight and per token relax memory, "
+                "latency and energy at once.</div>")
+
+    def takeaway(self) -> str:
+        r = self.results
+        st = ("passes every constraint" if r["feasible"] else
+              f"fails {', '.join(r['failed'])}")  # type: ignore[arg-type]
+        extra = r["extra_devices"]
+        return (f"Design: your {self.scenario} design {st} with {r['devices']} device(s)"
+                + ("" if extra is None else f" (labkit's fewest: {r['min_devices']})") + "; "
+                f"{r['objective']['name']} {fmt_amount(r['objective']['value'], self.unit)}.")  # type: ignore[index, arg-type]
