@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import labkit.labs.inference_economy as ie
+from labkit.labs.inference_economy.base import Part
 from labkit.core.answers import AnswerStore, read_ledger
 from labkit.labs.inference_economy import Lab, answer_key
 from labkit.registries.models import get_model
@@ -54,7 +55,7 @@ def _freeze(v: object) -> str:
     return repr(v)
 
 
-def observable(part: ie.Part) -> dict[str, str]:
+def observable(part: Part) -> dict[str, str]:
     """What a student can see move: mark data, scale domains, shown numbers, callouts."""
     snap: dict[str, str] = {}
     for fname, fig in part.figures.items():
@@ -127,7 +128,11 @@ def test_computed_answers_at_the_defaults(make_lab, track):
 
 def test_the_lab_code_never_names_a_track_id():
     """Differences between tracks come from track data only (docstrings may give examples)."""
-    tree = ast.parse(Path(ie.__file__).read_text())
+    for path in Path(ie.__file__).parent.glob("*.py"):
+        _assert_names_no_track_id(ast.parse(path.read_text()), path.name)
+
+
+def _assert_names_no_track_id(tree: ast.Module, where: str) -> None:
     docstrings = {id(n.body[0].value) for n in ast.walk(tree)
                   if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef)
                   and n.body and isinstance(n.body[0], ast.Expr)
@@ -135,7 +140,7 @@ def test_the_lab_code_never_names_a_track_id():
     literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
                 and isinstance(n.value, str) and id(n) not in docstrings]
     for tid in TRACKS:
-        assert not [t for t in literals if tid in t], f"track id {tid!r} in the lab code"
+        assert not [t for t in literals if tid in t], f"track id {tid!r} in {where}"
 
 
 @pytest.mark.parametrize("track", TRACK_IDS)
@@ -195,7 +200,7 @@ def test_charts_use_fixed_or_explicit_domains(make_lab, track):
 
 # -- the memory wall -----------------------------------------------------------------------
 
-def _push_memory(part: ie.Part) -> None:
+def _push_memory(part: Part) -> None:
     for name, ctl in part.controls.items():
         if name == "devices":
             ctl.value = ctl.min

@@ -17,11 +17,11 @@ import pytest
 
 import labkit.labs.accelerators as ac
 import labkit.plans.design as design
+from labkit.core.answers import AnswerStore, read_ledger, record_ledger
+from labkit.labs.accelerators import Lab, answer_key, design_check
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.part_c_fleet import layout_label
 from labkit.physics import edge
-from labkit.core.answers import AnswerStore, read_ledger, record_ledger
-from labkit.labs.accelerators import Lab, answer_key, design_check
 from labkit.physics.capacity import size_deployment
 from labkit.physics.parallelism import search
 from labkit.registries.models import get_model

@@ -1,0 +1,26 @@
+"""Lab 1, "The Inference Economy": parts A-D and the synthesis, one source for every track.
+
+Every number comes from :mod:`labkit` physics (:mod:`~labkit.physics.economy`,
+:mod:`~labkit.physics.phases`, :mod:`~labkit.plans.serving`, :mod:`~labkit.physics.batching`); every difference
+between the four tracks comes from track data (units, hooks, defaults, limits), never from
+a branch on the track's id. Usage in a notebook::
+
+    from labkit.labs.inference_economy import Lab
+    lab = Lab("cloud_fleet")
+    lab.header()
+    part = lab.part("A")
+    part.banner(); part.predict; part.explore; part.reveal; part.math; part.checkpoint
+    lab.synthesis()
+
+Answers (predictions, checkpoints, the memo) are kept in an :class:`AnswerStore` file under
+lab id ``"lab1"`` and keys ``"<track>.<part>.prediction"``, ``"<track>.<part>.checkpoint"``
+and ``"<track>.memo"`` (see :func:`answer_key`), so they survive save, nbgrader collect and
+autograde. Each control's callback recomputes only what depends on it (what does not is
+precomputed when the part is built) and updates marks in one ``hold_sync()`` block.
+"""
+
+from labkit.labs.common import answer_key
+from labkit.labs.inference_economy.info import LAB_ID, LAB_TITLE, PART_TITLES
+from labkit.labs.inference_economy.lab import Lab
+
+__all__ = ["LAB_ID", "LAB_TITLE", "PART_TITLES", "Lab", "answer_key"]

@@ -1,0 +1,278 @@
+"""Lab 1 Part B: the state/KV memory wall."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from labkit.core.format import format_bytes, tex_num
+from labkit.core.grids import PRECISIONS, context_options
+from labkit.labs.common import _cards
+from labkit.labs.inference_economy.base import (
+    FEW_MAX,
+    MAX_WINDOWS,
+    MODEST_MAX,
+    Part,
+    max_devices,
+    session_bucket,
+    unit_scale,
+)
+from labkit.physics.kvcache import weight_bytes
+from labkit.physics.memory import StateCapacity, state_capacity
+from labkit.physics.phases import cnn_inference_time
+from labkit.plans.serving import (
+    track_capacity,
+)
+from labkit.registries.hardware import get_hardware
+from labkit.registries.models import get_model
+from labkit.ui import widgets as lw
+
+# -- Part B ---------------------------------------------------------------------------------
+
+class PartB(Part):
+    """How many live sessions (KV caches, or sensor windows + activations) fit beside weights."""
+
+    letter = "B"
+
+    def _setup(self) -> None:
+        tr = self.track
+        self.hw = get_hardware(tr.hardware_id)
+        self.model = get_model(tr.model_id)
+        self.is_lm = tr.is_transformer
+        self.max_dev = max_devices(tr)
+        self.slots = tr.batch_size
+        c = self.controls
+        c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
+        if self.is_lm:
+            c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
+                                                sorted({4, 8, 16, tr.kv_bits}))
+            self.grid = context_options(self.model.max_context, int(tr.context_tokens), 256)  # type: ignore[arg-type]
+            c["context"] = lw.context_control(int(tr.context_tokens), self.model.max_context,  # type: ignore[arg-type]
+                                              256, "Context per session (tokens)")
+        else:
+            self.act_bytes = {b: float(cnn_inference_time(self.hw, self.model, b, 1).bytes_moved)
+                              - weight_bytes(self.model, b) for b in PRECISIONS}
+            self.grid = list(range(1, MAX_WINDOWS + 1))
+            c["windows"] = lw.int_control("Sensor windows held per session", 1, 1, MAX_WINDOWS)
+        if self.max_dev > 1:
+            c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev)
+
+        d0 = self._defaults()
+        self.default_cap = self._capacity(d0)
+        self.default_curve = np.asarray(self._curve(d0), dtype=float)
+        self._expected = session_bucket(self.default_cap.max_sessions)
+
+        mem_max = self.hw.usable_memory_bytes * self.max_dev
+        self.scale, self.unit = unit_scale(mem_max)
+        cats = ["weights + 1 session"]
+        if self.slots > 1:
+            cats.append(f"weights + {self.slots} batch slots")
+        cats.append("weights + max sessions")
+        self.cats = cats
+        bx = lw.make_scale("ordinal")
+        by = lw.make_scale("linear", 0.0, 1.0)
+        self.mem_y = by
+        state_name = "KV cache" if self.is_lm else "windows + activations"
+        self.m_mem = lw.bar_mark(cats, np.zeros((3, len(cats))), bx, by,
+                                 colors=[lw.PALETTE["blue"], lw.PALETTE["orange"],
+                                         lw.PALETTE["light"]],
+                                 labels=["weights", state_name, "free"])
+        self.m_cap = lw.hline_mark(0.0, by, color=lw.PALETTE["red"])
+        where = "memory" if self.default_cap.weight_location == "memory" else "SRAM"
+        self.figures["memory"] = lw.figure(
+            [self.m_mem, self.m_cap], bx, by, x_label="what the replica holds",
+            y_label=f"{where} ({self.unit})",
+            title=f"Weights (blue) + {state_name} (orange) + free (grey) vs usable memory "
+                  "(red dashed)", height=300)
+
+        sx = lw.make_scale("log" if self.is_lm else "linear",
+                           float(self.grid[0]), float(self.grid[-1]))
+        sy = lw.make_scale("linear", 0.0, 1.0)
+        self.sess_y = sy
+        gx = np.asarray(self.grid, dtype=float)
+        self.m_sess_default = lw.line_mark(gx, self.default_curve, sx, sy,
+                                           colors=[lw.PALETTE["grey"]], line_style="dashed",
+                                           labels=["track defaults"], legend=True,
+                                           stroke_width=2)
+        self.m_sess = lw.line_mark(gx, self.default_curve, sx, sy, colors=[lw.PALETTE["blue"]],
+                                   labels=["your settings"], legend=True, marker="circle",
+                                   marker_size=24)
+        self.m_slots = lw.hline_mark(float(self.slots), sy, color=lw.PALETTE["orange"],
+                                     label=f"{self.slots} batch slot(s)", legend=True)
+        self.m_here = lw.scatter_mark([gx[0]], [0.0], sx, sy)
+        self.figures["sessions"] = lw.figure(
+            [self.m_sess_default, self.m_sess, self.m_slots, self.m_here], sx, sy,
+            x_label=("context per session (tokens, log scale)" if self.is_lm
+                     else "sensor windows held per session"),
+            y_label="concurrent sessions that fit",
+            title="Sessions that fit as the state per session grows", legend=True,
+            x_tick_format=".3~s" if self.is_lm else "d", height=280,
+            legend_location="top-right")
+        self.callouts["oom"] = lw.Callout("danger")
+        self.callouts["batch_cap"] = lw.Callout("warn")
+        self.callouts["boundary"] = lw.Callout("success")
+
+    def _defaults(self) -> dict[str, object]:
+        tr = self.track
+        d: dict[str, object] = {"weight_bits": tr.weight_bits,
+                                "devices": tr.devices_per_replica}
+        if self.is_lm:
+            d.update(kv_bits=tr.kv_bits, context=int(tr.context_tokens))  # type: ignore[arg-type]
+        else:
+            d["windows"] = 1
+        return d
+
+    def _state_bytes(self, wb: int, windows: int) -> float:
+        return windows * self.track.window_bytes + self.act_bytes[wb]
+
+    def _capacity(self, s: Mapping[str, object], x: float | None = None) -> StateCapacity:
+        tr = self.track
+        wb = int(s["weight_bits"])  # type: ignore[call-overload]
+        dev = int(s.get("devices", tr.devices_per_replica))  # type: ignore[call-overload]
+        if self.is_lm:
+            ctx = float(s["context"] if x is None else x)  # type: ignore[arg-type]
+            return track_capacity(tr, context_tokens=ctx, weight_bits=wb,
+                                  kv_bits=int(s["kv_bits"]), devices_per_replica=dev)  # type: ignore[call-overload]
+        win = int(s["windows"] if x is None else x)  # type: ignore[call-overload]
+        return state_capacity(self.hw, self.model, weight_bits=wb, kv_bits=tr.kv_bits,
+                              devices_per_replica=dev,
+                              reserve_fraction=tr.memory_reserve_fraction,
+                              state_bytes_per_request=self._state_bytes(wb, win))
+
+    def _curve(self, s: Mapping[str, object]) -> list[int]:
+        return [self._capacity(s, x).max_sessions for x in self.grid]
+
+    def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
+        tr = self.track
+        cap = self.default_cap
+        state = (f"{tr.kv_bits}-bit KV cache at {int(tr.context_tokens):,} tokens of context"  # type: ignore[arg-type]
+                 if self.is_lm else "one sensor window plus its activations")
+        q = (f"{lw.esc(tr.label)}: one replica of {cap.devices} x {lw.esc(self.hw.name)} holds "
+             f"the {tr.weight_bits}-bit weights of {lw.esc(self.model.name)}. With {state} per "
+             "session, how many concurrent sessions fit beside the weights?")
+        return q, [
+            ("One or none: memory fails almost at once", "one"),
+            (f"A few (2-{FEW_MAX}): state is the first wall", "few"),
+            (f"Tens ({FEW_MAX + 1}-{MODEST_MAX}): state is visible but not binding", "modest"),
+            (f"Many (more than {MODEST_MAX}): if the weights fit, serving fits", "many"),
+        ]
+
+    def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
+        q = "Once the weights are resident, what decides how many sessions a replica holds?"
+        opts = [("The bytes each live session holds against the memory left after the "
+                 "weights", "state"),
+                ("The device's peak FLOP/s", "compute"),
+                ("Nothing: if the weights fit, every session fits", "weights_only"),
+                ("Only the number of devices, whatever the precision", "devices")]
+        good = ("Right: sessions = floor((memory - weights) / bytes per session). Precision, "
+                "context (or windows held) and devices all act through that ratio.")
+        bad = ("Not quite: sessions = floor((memory - weights) / bytes per session). FLOP/s "
+               "never appears; devices help only by adding memory.")
+        return q, opts, "state", {v: (good if v == "state" else bad) for _, v in opts}
+
+    def _refresh(self, s: Mapping[str, object]) -> None:
+        tr = self.track
+        cap = self._capacity(s)
+        curve = np.asarray(self._curve(s), dtype=float)
+        per, n = cap.bytes_per_session, cap.max_sessions
+        w_here = cap.weight_bytes if cap.weight_location == "memory" else 0.0
+        counts = [1] + ([self.slots] if self.slots > 1 else []) + [n]
+        weights_row = [w_here] * len(counts)
+        state_row = [k * per for k in counts]
+        free_row = [max(0.0, cap.memory_bytes - w_here - k * per) for k in counts]
+        y = np.asarray([weights_row, state_row, free_row]) / self.scale
+        capacity = cap.memory_bytes / self.scale
+        tallest = float(np.max(y.sum(axis=0)))
+        mem_top = min(3.0 * capacity, 1.12 * max(capacity, tallest))
+        x_now = float(s["context"] if self.is_lm else s["windows"])  # type: ignore[arg-type]
+        sess_top = 1.5 * max(float(curve.max()), float(self.default_curve.max()),
+                             float(self.slots), 1.0)  # headroom for the legend
+        lw.update_marks({
+            self.m_mem: {"y": y},
+            self.m_cap: {"y": [capacity, capacity]},
+            self.mem_y: {"max": mem_top},
+            self.m_sess: {"y": curve},
+            self.sess_y: {"max": sess_top},
+            self.m_here: {"x": [x_now], "y": [float(n)]},
+        })
+        state_name = "KV cache" if self.is_lm else "window + activations"
+        self.results = {
+            "max_sessions": n, "oom": cap.oom, "bucket": session_bucket(n),
+            "bytes_per_session": per, "weight_bytes": cap.weight_bytes,
+            "weight_location": cap.weight_location, "memory_bytes": cap.memory_bytes,
+            "free_bytes": cap.free_bytes, "batch_slots": self.slots, "reason": cap.reason,
+            "devices": cap.devices, "default_max_sessions": self.default_cap.max_sessions,
+            "expected": self._expected,
+        }
+        wloc = ("beside them" if cap.weight_location == "memory"
+                else f"in flash ({format_bytes(cap.weight_limit_bytes)})")
+        self._set_readout(_cards([
+            ("sessions that fit", "OOM" if cap.oom else f"{n:,}",
+             f"bucket: {session_bucket(n)}", lw.PALETTE["red"] if cap.oom else lw.PALETTE["green"]),
+            (f"{state_name} per session", format_bytes(per),
+             f"{format_bytes(n * per)} for all of them", lw.PALETTE["orange"]),
+            ("weights", format_bytes(cap.weight_bytes), wloc, lw.PALETTE["blue"]),
+            ("usable memory", format_bytes(cap.memory_bytes),
+             f"{cap.devices} device(s), {tr.memory_reserve_fraction:.0%} reserve",
+             lw.PALETTE["grey"]),
+        ]))
+        levers = ["lower the weight precision"]
+        if self.is_lm:
+            levers += ["lower the KV precision", "shorten the context"]
+        else:
+            levers.append("hold fewer windows per session")
+        if "devices" in self.controls:
+            levers.append("add devices per replica")
+        recovery = ", ".join(levers)
+        self.callouts["oom"].set(
+            cap.oom, "Out of memory: weights + one session do not fit",
+            lw.esc(cap.reason) + ". There is no negative session count: the replica cannot "
+            "serve at all.", recovery)
+        short = (not cap.oom) and n < self.slots
+        self.callouts["batch_cap"].set(
+            short, f"Memory caps the batch at {n} of {self.slots} slots",
+            f"The scheduler wants {self.slots} concurrent sessions; only {n} fit.", recovery)
+        nxt = self._next_step(s)
+        self.callouts["boundary"].set(
+            (not cap.oom) and not short, f"{n:,} sessions fit",
+            f"{nxt[0].upper()}{nxt[1:]}.")
+        unit = "context" if self.is_lm else "windows held"
+        per_tex = (f"\\text{{kv\\_bytes\\_per\\_token}} \\times {int(x_now):,} \\times "
+                   f"\\text{{TP share}}" if self.is_lm
+                   else f"{int(x_now)} \\times {tex_num(tr.window_bytes)} + "
+                        f"{tex_num(self.act_bytes[int(s['weight_bits'])])}")  # type: ignore[call-overload]
+        self.math.update(
+            "<p>Sessions that fit on one replica (weights in "
+            f"{cap.weight_location}):</p>"
+            "$$N = \\left\\lfloor \\frac{M_{\\text{usable}} - W}{S_{\\text{session}}} "
+            f"\\right\\rfloor = \\left\\lfloor \\frac{{{tex_num(cap.memory_bytes)} - "
+            f"{tex_num(w_here)}}}{{{tex_num(per)}}} \\right\\rfloor = {n}$$"
+            f"$$S_{{\\text{{session}}}} = {per_tex} = {tex_num(per)}\\ \\text{{bytes}}$$"
+            f"<p>The state grows linearly with the {unit}; weights shrink with precision. "
+            "Source: <code>labkit.plans.serving.state_capacity</code>.</p>")
+
+    def _next_step(self, s: Mapping[str, object]) -> str:
+        x = s["context"] if self.is_lm else s["windows"]
+        grid = list(self.grid)
+        i = grid.index(x) if x in grid else 0
+        if i + 1 >= len(grid):
+            return "this is the largest state per session the controls allow"
+        nxt = grid[i + 1]
+        n2 = self._capacity(s, nxt).max_sessions
+        what = f"{lw.format_tokens(int(nxt))} tokens of context" if self.is_lm \
+            else f"{nxt} windows per session"
+        return f"at {what} only {n2:,} session(s) fit"
+
+    def _reveal_body(self) -> str:
+        r = self.results
+        cap0 = self.default_cap
+        return (
+            f"<div>{self._prediction_line()}.</div>"
+            f"<div>At the track defaults: {lw.esc(cap0.reason)} → <b>"
+            f"{self.predict.label_for(self._expected)}</b>.</div>"
+            f"<div>With your current settings: <b>{'OOM' if r['oom'] else r['max_sessions']}"
+            f"</b> session(s) (bucket: {r['bucket']}).</div>"
+            "<div style='color:#5d6d7e'>Why: once the weights are resident, every live "
+            "session holds its own state. Memory left after the weights divided by the "
+            "state per session is the concurrency ceiling; FLOP/s never enters.</div>")
