@@ -3,34 +3,39 @@
 Starts JupyterLab from this venv on a temporary copy of ``release/`` (the browser tests'
 :class:`JupyterServer` / :class:`NotebookPage`), opens each notebook, runs all cells,
 commits every prediction (it unlocks the part's controls and charts), then per part A-D
-picks a slider whose move changes a chart and moves it ``--moves`` times with the keyboard
-(ArrowRight / ArrowLeft alternately on the focused noUiSlider handle). For every move,
-measured in page time (``performance.now()``):
+picks the first slider whose key press changes a chart and presses ArrowRight/ArrowLeft on
+its focused noUiSlider handle ``--moves`` times, waiting for each move to settle (kernel
+idle, then 150 ms without a frame or mutation). Per move, in page time (performance.now()):
 
-* total   -- keydown event -> last change of a mark's geometry (``d``/``x``/``y``/
-             ``transform``/... of a path/rect/circle/g inside the part's ``.bqplot``
-             figures, seen by a MutationObserver; unchanged values are ignored);
-  paint   -- the frame after that change has been rendered (rAF + timeout);
-* in->send   -- keydown -> the slider's ``comm_msg`` leaves on the kernel websocket;
-* send->busy -- that message -> the kernel's ``status: busy`` for it (header date: the
-                queue and the kernel's message loop);
-* kernel     -- kernel ``busy`` -> ``idle`` (header dates): the Python callback, the
-                serialisation and the sending of every comm message of the move;
-* comm->mark -- arrival of the last incoming ``comm_msg`` -> last mark change (the front
-                end: widget state updates, HTML/MathJax re-rendering, bqplot redraw);
-* msgs / KB  -- incoming ``comm_msg`` frames of the move, and their bytes;
-* script / layout / style -- Chrome's Performance.getMetrics deltas per move (main thread).
+* total      -- keydown -> last change of a mark's geometry (``d``/``x``/``y``/``transform``
+                ... of a path/rect/circle/g in the part's ``.bqplot`` figures, seen by a
+                MutationObserver; unchanged values ignored). ``paint``: the frame after it.
+* in->send   -- keydown -> the slider's ``comm_msg`` leaves on the kernel websocket (tapped);
+* queue      -- that send -> the kernel's ``status: busy`` (its header date);
+* kernel     -- kernel busy -> idle (header dates): callback, serialisation, sending;
+* comm->mark -- dispatch of the last incoming ``comm_msg`` -> last mark change;
+* msgs / KB  -- incoming ``comm_msg`` frames of the move and their bytes, and the bytes
+                per model.trait (``bytes/move``);
+* script / layout / style / task -- Chrome's Performance.getMetrics deltas per move;
+* cpu ms/move -- CPU time (/proc) of the renderer, kernel, server, gpu and browser
+                processes per move, minus that of a key press that moves nothing (Shift):
+                robust when other jobs share the 2 cores, unlike the wall times.
 
-Moves that change no mark are counted (``nochg``) and left out of the statistics. The
-widest comm traffic (model.trait, bytes per move) and the Figures' ``animation_duration``
-(front-end models) are printed too; ``--drag N`` adds N mouse drags per part (continuous
-updates while the button is held: outgoing updates, release -> settled, longest frame).
-``--profile`` adds a CPU profile of each part's moves (self time by script and function).
+Moves that change no mark are counted (``nochg``) and left out of the statistics. Also
+printed: the Figures' front-end ``animation_duration``, the machine's busy share during each
+part (wall times are only comparable at similar load). Options: ``--sweep`` walks the
+slider end to end instead of alternating two values; ``--drag N`` adds N mouse drags per
+part (continuous updates: updates sent, release -> settled, longest frame);
+``--open-math`` expands the Math peeks first; ``--windowing MODE`` overrides the tests'
+windowingMode 'none'; ``--trace`` / ``--profile`` add a Chrome trace (self time per event
+and thread) or a CPU profile (self time per script and function) of each part's moves.
 
 Run: .venv/bin/python benchmarks/bench_browser.py [NOTEBOOK ...] [--all] [--moves 50]
-     [--parts ABCD] [--drag 0] [--profile] [--json out.json]
-NOTEBOOK is a release folder (``lab1_cloud_fleet``) or ``<folder>/<file>.ipynb``; the
-default is lab1_cloud_fleet and lab2_iphone. Exits 0 unless JupyterLab cannot be driven.
+     [--parts ABCD] [--json out.json]
+NOTEBOOK is a release folder (``lab1_cloud_fleet``) or ``<folder>/<file>.ipynb``; default:
+lab1_cloud_fleet and lab2_iphone (about 3 minutes on 2 cores). Kernels inherit this
+process's environment (so ``PYTHONPATH=/other/src`` benchmarks another labkit). Exits 0
+unless JupyterLab cannot be driven (2 without chromium).
 """
 
 from __future__ import annotations
@@ -68,7 +73,8 @@ DEFAULT_NOTEBOOKS = ("lab1_cloud_fleet", "lab2_iphone")
 PARTS = "ABCD"
 QUIET_MS = 150        # no frame / mutation for this long after the kernel's idle: settled
 MOVE_TIMEOUT_MS = 10_000
-NO_SEND_MS = 1_000    # a key press that sends nothing within this long did nothing
+NO_SEND_MS = 300      # a key press that sends nothing within this long did nothing
+NULL_MOVES = 10       # key presses that change nothing (Shift): the harness's own cost
 GOAL_MS = 100.0
 
 # Injected before JupyterLab loads: a websocket tap (kernel channels), a MutationObserver on
@@ -130,7 +136,8 @@ BENCH_JS = r"""
     for (let i = 1; i <= n; i++) off.push(dv.getUint32(i * 4));
     const msg = JSON.parse(dec.decode(buf.slice(off[0], off[1])));
     msg.buffers = [];
-    for (let i = 1; i < n; i++) msg.buffers.push((i + 1 < n ? off[i + 1] : buf.byteLength) - off[i]);
+    for (let i = 1; i < n; i++)
+      msg.buffers.push((i + 1 < n ? off[i + 1] : buf.byteLength) - off[i]);
     return msg;
   }
   function parseDate(s) {  // ISO with microseconds -> page time (ms)
@@ -276,7 +283,8 @@ BENCH_JS = r"""
     const end = Math.max(...B.frames.map(f => f.t), ...B.muts.map(m => m.t), tIn || 0);
     const lt = B.longtasks.filter(l => l.t + l.dur >= (tIn || 0) && l.t <= end);
     let maxFrame = 0;
-    for (let i = 1; i < B.rafs.length; i++) maxFrame = Math.max(maxFrame, B.rafs[i] - B.rafs[i - 1]);
+    for (let i = 1; i < B.rafs.length; i++)
+      maxFrame = Math.max(maxFrame, B.rafs[i] - B.rafs[i - 1]);
     const ups = B.inputs.filter(x => x.type === 'pointerup');
     return {
       input: tIn, release: ups.length ? ups[ups.length - 1].t : null,
@@ -285,8 +293,10 @@ BENCH_JS = r"""
       kernel, queue,
       idle: idle.length ? idle[idle.length - 1].t : null,
       nComm: comm.length, commBytes: comm.reduce((a, p) => a + p.bytes, 0),
-      firstComm: comm.length ? comm[0].t : null, lastComm: comm.length ? comm[comm.length - 1].t : null,
-      firstMark: marks.length ? marks[0].t : null, lastMark: marks.length ? marks[marks.length - 1].t : null,
+      firstComm: comm.length ? comm[0].t : null,
+      lastComm: comm.length ? comm[comm.length - 1].t : null,
+      firstMark: marks.length ? marks[0].t : null,
+      lastMark: marks.length ? marks[marks.length - 1].t : null,
       nMarkMuts: marks.length, painted: B.painted,
       longtaskMs: lt.reduce((a, l) => a + l.dur, 0), nLongtasks: lt.length, maxFrame,
       traffic, methods: comm.map(p => p.method),
@@ -300,7 +310,6 @@ BENCH_JS = r"""
     };
   };
   B.manager = async function () {
-    for (const el of document.querySelectorAll('.jp-NotebookPanel')) void el;
     const app = window.jupyterapp;
     for (const w of app.shell.widgets('main')) {
       if (!w.content || !w.content.widgets) continue;
@@ -315,6 +324,15 @@ BENCH_JS = r"""
       }
     }
     return null;
+  };
+  B.kernelExpr = async function (path, expr) {
+    const w = window.__labkit.panel(path);
+    const k = w.sessionContext.session.kernel;
+    const f = k.requestExecute({code: '', silent: false, store_history: false,
+                                user_expressions: {v: expr}});
+    const reply = await f.done;
+    const v = reply.content.user_expressions.v;
+    return v.status === 'ok' ? v.data['text/plain'] : `${v.ename}: ${v.evalue}`;
   };
   B.loadNames = async function () {
     const m = await B.manager();
@@ -370,6 +388,62 @@ class Metrics:
     def read(self) -> dict[str, float]:
         got = {m["name"]: m["value"] for m in self.cdp.send("Performance.getMetrics")["metrics"]}
         return {k: 1000.0 * float(got.get(k, 0.0)) for k in METRICS}
+
+
+def cpu_times() -> tuple[float, float]:
+    """(busy, total) jiffies of the whole machine, from /proc/stat (0, 0 elsewhere)."""
+    try:
+        vals = [float(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    except OSError:
+        return 0.0, 0.0
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0.0)
+    return sum(vals) - idle, sum(vals)
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu(roots: list[int]) -> dict[str, float]:
+    """CPU ms (user + system) so far of the descendants of ``roots``, by role: kernel,
+    server, chromium renderer / gpu / browser / other. Robust to a busy machine, unlike
+    wall time: what one move costs, whoever else runs."""
+    kids: dict[int, list[int]] = defaultdict(list)
+    stats: dict[int, tuple[str, float]] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            raw = (d / "stat").read_text()
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        fields = raw[raw.rindex(")") + 2:].split()
+        ppid, ut, st = int(fields[1]), float(fields[11]), float(fields[12])
+        kids[ppid].append(int(d.name))
+        stats[int(d.name)] = (cmd, (ut + st) * 1000.0 / CLK_TCK)
+    out: dict[str, float] = defaultdict(float)
+    todo, seen = list(roots), set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        todo += kids.get(pid, [])
+        if pid not in stats or pid == os.getpid():
+            continue
+        cmd, ms = stats[pid]
+        if "ipykernel" in cmd:
+            role = "kernel"
+        elif "jupyter-lab" in cmd or "jupyter lab" in cmd or "jupyter_lab" in cmd:
+            role = "server"
+        elif "chrom" in cmd:
+            kind = cmd.split("--type=", 1)[1].split()[0] if "--type=" in cmd else "browser"
+            role = {"renderer": "renderer", "gpu-process": "gpu", "browser": "browser"}.get(
+                kind, "chrome-other")
+        else:
+            role = "other"
+        out[role] += ms
+    return dict(out)
 
 
 def commit_predictions(nb: NotebookPage, letters: list[str]) -> None:
@@ -459,30 +533,31 @@ def summarize_moves(recs: list[dict]) -> dict:
     return out
 
 
-def profile_summary(profile: dict, top: int = 8) -> list[tuple[str, float]]:
-    """Self time per (script basename, function) from a CDP CPU profile."""
+def profile_summary(profile: dict, top: int = 10) -> list[tuple[str, float]]:
+    """Self time per script group (extension / lab chunk) and per function, from a CDP CPU
+    profile, as a share of the profiled wall time."""
     nodes = {n["id"]: n for n in profile["nodes"]}
-    self_us: dict[str, float] = defaultdict(float)
-    samples, deltas = profile.get("samples", []), profile.get("timeDeltas", [])
-    for sid, dt in zip(samples, deltas, strict=False):
+    by_fn: dict[str, float] = defaultdict(float)
+    by_pkg: dict[str, float] = defaultdict(float)
+    for sid, dt in zip(profile.get("samples", []), profile.get("timeDeltas", []), strict=False):
         cf = nodes[sid]["callFrame"]
-        url = cf.get("url", "").rsplit("/", 1)[-1].split("?")[0]
-        pkg = ""
         full = cf.get("url", "")
-        for marker in ("/extensions/", "/static/"):
-            if marker in full:
-                pkg = full.split(marker, 1)[1].split("/static/")[0].split("/")[0]
-                break
+        url = full.rsplit("/", 1)[-1].split("?")[0]
+        pkg = "(native)" if not full else "page"
+        if "/lab/extensions/" in full:
+            pkg = full.split("/lab/extensions/", 1)[1].split("/static/")[0]
+        elif "/static/lab/" in full or "/lab/static/" in full:
+            pkg = f"jupyterlab:{url}"
         name = cf.get("functionName") or "(anonymous)"
-        key = f"{name} [{pkg + '/' if pkg else ''}{url}:{cf.get('lineNumber', 0)}]" if url \
-            else name
-        self_us[key] += dt
-    total = sum(self_us.values()) or 1
-    busy = {k: v for k, v in self_us.items() if k not in ("(idle)", "(program)")}
-    rows = sorted(busy.items(), key=lambda kv: -kv[1])[:top]
-    rows = [(k, 100.0 * v / total) for k, v in rows]
-    rows.append(("(program: style/layout/paint/GC...)",
-                 100.0 * self_us.get("(program)", 0) / total))
+        if not full:
+            pkg = name if name.startswith("(") else "(native)"
+        by_fn[f"{name} [{pkg}]"] += dt
+        by_pkg[pkg] += dt
+    total = sum(by_pkg.values()) or 1
+    rows = [(f"== {k}", 100.0 * v / total) for k, v in
+            sorted(by_pkg.items(), key=lambda kv: -kv[1]) if k != "(idle)"][:8]
+    rows += [(k, 100.0 * v / total) for k, v in sorted(by_fn.items(), key=lambda kv: -kv[1])
+             if not k.startswith("(idle)") and not k.startswith("(program)")][:top]
     return rows
 
 
@@ -551,7 +626,41 @@ def bench_part(page: Page, nb: NotebookPage, metrics: Metrics, letter: str, args
         metrics.cdp.send("Profiler.start")
     if args.trace:
         page.context.browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
-    recs = [one_move(page, metrics, handle, keys[j % 2]) for j in range(args.moves)]
+    recs = []
+    direction = first
+    roots = [os.getpid()] + ([nb.server.proc.pid] if nb.server.proc else [])
+    cpu0 = process_cpu(roots)
+    t0 = time.monotonic()
+    for _ in range(NULL_MOVES):  # same harness, same wait, no slider move
+        one_move(page, metrics, handle, "Shift")
+    cpu_null = process_cpu(roots)
+    null_s = (time.monotonic() - t0) / NULL_MOVES
+    null_per_move = {k: (cpu_null.get(k, 0) - cpu0.get(k, 0)) / NULL_MOVES for k in cpu_null
+                     if k != "other"}
+    cpu0, t0 = cpu_null, time.monotonic()
+    for j in range(args.moves):
+        if args.sweep:  # walk to one end, then back: every reachable value, not two
+            lo = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemin")
+            if at_max(handle):
+                direction = "ArrowLeft"
+            elif lo:
+                direction = "ArrowRight"
+            key = direction
+        else:
+            key = keys[j % 2]
+        rec = one_move(page, metrics, handle, key)
+        rec["key"], rec["value"] = key, handle.get_attribute("aria-valuetext") or \
+            handle.get_attribute("aria-valuenow")
+        recs.append(rec)
+    cpu1 = process_cpu(roots)
+    move_s = (time.monotonic() - t0) / max(1, len(recs))
+    # CPU of a move minus that of a null move, the null move's idle time scaled to the move's
+    cpu_per_move = {}
+    for k in cpu1:
+        if k == "other":
+            continue
+        raw = (cpu1.get(k, 0) - cpu0.get(k, 0)) / max(1, len(recs))
+        cpu_per_move[k] = raw - null_per_move.get(k, 0.0) * min(1.0, move_s / max(null_s, 1e-3))
     trace = None
     if args.trace:
         trace = trace_summary(page.context.browser.stop_tracing())
@@ -559,7 +668,8 @@ def bench_part(page: Page, nb: NotebookPage, metrics: Metrics, letter: str, args
         prof = profile_summary(metrics.cdp.send("Profiler.stop")["profile"])
     drags = [drag(page, metrics, handle, area, j) for j in range(args.drag)]
     res = {"letter": letter, "slider": label, "figures": nfig, **summarize_moves(recs),
-           "raw": recs, "profile": prof, "drags": drags, "trace": trace}
+           "raw": recs, "profile": prof, "drags": drags, "trace": trace,
+           "cpu_per_move": cpu_per_move, "null_cpu_per_move": null_per_move}
     return res
 
 
@@ -601,15 +711,30 @@ def bench_notebook(browser, server: JupyterServer, path: str, args) -> dict:
         nb.run_all()
         letters = [x for x in PARTS if nb.explore(x).count()]
         commit_predictions(nb, letters)
+        if args.open_math:
+            heads = nb.notebook.locator(".jupyter-widget-Collapse-header",
+                                        has_text="Math peek")
+            for k in range(heads.count()):
+                heads.nth(k).click()
+            page.wait_for_timeout(2000)  # MathJax typesets the opened formulas
+            out["math_open"] = heads.count()
         out["run_all_s"] = time.monotonic() - t0
+        out["labkit"] = page.evaluate("p => window.__bench.kernelExpr(p, "
+                                      "\"__import__('labkit').__file__\")", path)
+        if not letters:
+            bad = [c["domText"][-300:] for c in nb.cells() if c["domStderr"]]
+            print(f"{path}: no part rendered; first error output: {bad[:1]}", flush=True)
         metrics = Metrics(page)
         out["models"] = page.evaluate("() => window.__bench.loadNames()")
         for letter in letters:
             if letter not in args.parts:
                 continue
-            t1 = time.monotonic()
+            t1, c1 = time.monotonic(), cpu_times()
             res = bench_part(page, nb, metrics, letter, args)
+            c2 = cpu_times()
             res["wall_s"] = time.monotonic() - t1
+            res["machine_busy"] = (c2[0] - c1[0]) / max(1.0, c2[1] - c1[1])
+            res["loadavg"] = os.getloadavg()[0]
             out["parts"].append(res)
             print_part(path, res, args)
         out["console_errors"] = nb.console_errors[:10]
@@ -634,7 +759,8 @@ def print_part(path: str, r: dict, args) -> None:
     print(f"{name:18s} {r['letter']}  slider {r['slider']!r}: n={r['n']} nochg={r['nochg']} "
           f"timeouts={r['timeouts']}  total median {med(r['total']):.1f} p95 "
           f"{pct(r['total'], 95):.1f} max {max(r['total'], default=float('nan')):.1f} ms  "
-          f"({r['slow']} moves > {GOAL_MS:.0f} ms, {r['wall_s']:.0f} s)", flush=True)
+          f"({r['slow']} moves > {GOAL_MS:.0f} ms, {r['wall_s']:.0f} s; machine "
+          f"{100 * r['machine_busy']:.0f}% busy, load {r['loadavg']:.1f})", flush=True)
     print("    median/p95 ms: " + "  ".join(
         f"{k} {med(r[k]):.1f}/{pct(r[k], 95):.1f}" for k in
         ("in_send", "queue", "kernel", "comm_mark", "idle_mark", "paint")), flush=True)
@@ -643,6 +769,11 @@ def print_part(path: str, r: dict, args) -> None:
           f"{med(r['LayoutDuration']):.1f} style {med(r['RecalcStyleDuration']):.1f} task "
           f"{med(r['TaskDuration']):.1f} ms (p95 task {pct(r['TaskDuration'], 95):.1f}); "
           f"long tasks {med(r['longtask']):.0f} ms", flush=True)
+    cpm = r.get("cpu_per_move") or {}
+    print("    cpu ms/move (minus a null key press): " + ", ".join(
+        f"{k} {v:.1f}" for k, v in sorted(cpm.items(), key=lambda kv: -kv[1])) +
+        "; null press: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(
+            (r.get("null_cpu_per_move") or {}).items(), key=lambda kv: -kv[1])), flush=True)
     top = list(r["traffic"].items())[:6]
     print("    bytes/move: " + ", ".join(f"{k} {v / 1024:.1f}K" for k, v in top), flush=True)
     for d in r["drags"]:
@@ -665,7 +796,8 @@ def print_summary(results: list[dict]) -> None:
     print("\nSummary (ms; total = keydown -> last mark change; breakdown = medians)")
     hdr = (f"{'notebook':18s} {'part':4s} {'n':>3s} {'nochg':>5s} {'median':>7s} {'p95':>7s} "
            f"{'max':>7s} | {'in>send':>7s} {'queue':>6s} {'kernel':>6s} {'comm>mk':>7s} "
-           f"{'msgs':>4s} {'KB':>6s} {'task':>6s}")
+           f"{'msgs':>4s} {'KB':>6s} {'task':>6s} {'cpu%':>4s} | cpu ms/move: "
+           f"{'rend':>5s} {'kern':>5s} {'serv':>5s} {'gpu':>5s} {'brow':>5s}")
     print(hdr)
     print("-" * len(hdr))
     worst = 0.0
@@ -681,14 +813,16 @@ def print_summary(results: list[dict]) -> None:
                   f"{med(r['total']):7.1f} {p95:7.1f} {max(r['total'], default=0):7.1f} | "
                   f"{med(r['in_send']):7.1f} {med(r['queue']):6.1f} {med(r['kernel']):6.1f} "
                   f"{med(r['comm_mark']):7.1f} {med(r['msgs']):4.0f} {med(r['kb']):6.1f} "
-                  f"{med(r['TaskDuration']):6.1f}")
+                  f"{med(r['TaskDuration']):6.1f} {100 * r['machine_busy']:4.0f} | "
+                  + " ".join(f"{(r.get('cpu_per_move') or {}).get(k, 0):5.1f}" for k in
+                             ("renderer", "kernel", "server", "gpu", "browser")))
     print(f"worst p95 {worst:.1f} ms (goal < {GOAL_MS:.0f} ms)")
     for nbres in results:
         figs = (nbres.get("models") or {}).get("figureAnimation")
         if figs is not None:
             print(f"{nbres['notebook'].split('/')[0]}: {len(figs)} bqplot Figures, front-end "
                   f"animation_duration values {sorted(set(figs))}; Run All + commits "
-                  f"{nbres.get('run_all_s', 0):.0f} s")
+                  f"{nbres.get('run_all_s', 0):.0f} s; kernel labkit {nbres.get('labkit')}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -701,6 +835,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true", help="CPU profile of each part's moves")
     ap.add_argument("--trace", action="store_true",
                     help="Chrome trace of each part's moves: self time per event and thread")
+    ap.add_argument("--sweep", action="store_true",
+                    help="walk each slider end to end instead of alternating two values")
+    ap.add_argument("--open-math", action="store_true",
+                    help="expand every part's 'Math peek' accordion first (as a curious "
+                         "student would); by default they stay collapsed")
+    ap.add_argument("--windowing", choices=("none", "full", "defer", "contentVisibility"),
+                    help="JupyterLab's notebook windowingMode (default: the tests' 'none'; "
+                         "JupyterLab's own default is contentVisibility)")
     ap.add_argument("--json", type=Path, help="write every move's record here")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = ap.parse_args(argv)
@@ -719,7 +861,12 @@ def main(argv: list[str] | None = None) -> int:
         env = {"LABKIT_LEDGER": str(tmp / "ledger.json"), "PYTHONWARNINGS": "ignore"}
         if os.environ.get("PYTHONPATH"):
             print(f"kernel PYTHONPATH={os.environ['PYTHONPATH']}")
-        server = JupyterServer(root, home, "bench", env=env).start()
+        server = JupyterServer(root, home, "bench", env=env)
+        if args.windowing:  # the tests render every cell ('none'); a student's default differs
+            path = (home / "lab-settings" / "@jupyterlab" / "notebook-extension"
+                    / "tracker.jupyterlab-settings")
+            path.write_text(json.dumps({"windowingMode": args.windowing}), encoding="utf-8")
+        server.start()
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
                                          timeout=60_000)

@@ -9,14 +9,16 @@ from pathlib import Path
 
 import nbformat
 
+from labkit.labs import LABS
+from labkit.tracks import BUILTIN_TRACKS
+
 ROOT = Path(__file__).resolve().parents[1]
-TRACKS = ("cloud_fleet", "iphone", "oura_ring", "robotaxi")
-LABS = {"lab1": "inference_economy", "lab2": "accelerators"}
+TRACKS = tuple(t.id for t in BUILTIN_TRACKS)  # the committed course: the built-in tracks
 BIN = Path(sys.executable).parent
 
 
 def notebook_path(kind: str, lab: str, track: str) -> Path:
-    return ROOT / kind / f"{lab}_{track}" / f"{LABS[lab]}.ipynb"
+    return ROOT / kind / LABS[lab].assignment(track) / LABS[lab].notebook
 
 
 def nbgrader_meta(cell: nbformat.NotebookNode) -> dict:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -92,3 +94,18 @@ def test_bad_input_names_the_parameter(kwargs, param):
             "tpot_s": 0.05, **kwargs}
     with pytest.raises(ValueError, match=param):
         cap.size_deployment(**args)
+
+
+@pytest.mark.parametrize("hw, model", [("h100-sxm", "llama-3.1-70b"), ("ahbm-pe", "llama-3.1-70b"),
+                                       ("h100-sxm", "llama-3-8b")])
+@pytest.mark.parametrize("mode", ["peak", "achievable"])
+def test_dense_closed_form_batch_equals_bisection(hw, model, mode):
+    """The closed form for dense models gives exactly what bisecting the step time gives."""
+    devices = 2 ** np.arange(0, 7)
+    m = get_model(model)
+    for ctx, tpot, wb, kb in itertools.product((512, 8192, 131072), (0.005, 0.03, 0.2, 2.0),
+                                               (4, 16), (8, 16)):
+        fast = cap._max_batch(hw, m, ctx, tpot, devices, wb, kb, mode)
+        slow = [cap._bisect_max_batch(hw, m, ctx, tpot, int(d), wb, kb, mode, 1 << 20)
+                for d in devices]
+        assert fast.tolist() == slow, (ctx, tpot, wb, kb)

@@ -101,3 +101,21 @@ def test_bad_argument_exits_nonzero_with_one_line(args, needle):
     assert len(lines) == 1, proc.stderr
     assert needle in lines[0]
     assert proc.stdout == ""
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["build", "--tracks", "moon_base"], "unknown track id 'moon_base'"),
+    (["build", "--labs", "lab9"], "unknown lab id 'lab9'"),
+    (["build", "--check", "--tracks", "iphone"], "--check compares the whole committed course"),
+    (["demo", "--labs", "lab9", "--dir", "/nonexistent/labkit-demo"], "unknown lab id 'lab9'"),
+])
+def test_course_commands_check_labs_and_tracks_before_writing(args, needle):
+    """Labs and tracks are checked against ``labkit.labs.LABS`` and the track registry."""
+    before = sorted(p.name for p in (ROOT / "source").iterdir())
+    proc = run("course", args[0], "--root", str(ROOT), *args[1:])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert needle in proc.stderr.strip().splitlines()[-1]
+    assert sorted(p.name for p in (ROOT / "source").iterdir()) == before

@@ -22,11 +22,12 @@ from nbgrader.api import Gradebook
 from course_helpers import ROOT, kernel_env, nbgrader_meta, notebook_path, run_nbgrader
 from labkit.core.answers import AnswerStore
 from labkit.course import report
-from labkit.labs import inference_economy
+from labkit.labs import LABS
 
+LAB = LABS["lab1"]
 TRACK = "cloud_fleet"
-ASSIGNMENT = f"lab1_{TRACK}"
-NOTEBOOK = "inference_economy"
+ASSIGNMENT = LAB.assignment(TRACK)
+NOTEBOOK = LAB.module
 STUDENTS = ("alice", "bob", "carol")
 CAROL_NOTE = "answer_B matches a classmate's digit for digit"
 COMMITTED_PREDICTION = "Part A: we looked for your committed prediction"
@@ -36,7 +37,7 @@ def _paste_solutions(folder: Path, grade_ids: set[str]) -> None:
     """Type the source notebook's solution into each cell of ``grade_ids``."""
     path = folder / f"{NOTEBOOK}.ipynb"
     nb = nbformat.read(path, as_version=4)
-    source = nbformat.read(notebook_path("source", "lab1", TRACK), as_version=4)
+    source = nbformat.read(notebook_path("source", LAB.id, TRACK), as_version=4)
     solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
                  if nbgrader_meta(c).get("solution")}
     for cell in nb.cells:
@@ -48,7 +49,7 @@ def _paste_solutions(folder: Path, grade_ids: set[str]) -> None:
 
 
 def _commit_everything(folder: Path) -> None:
-    lab = inference_economy.Lab(TRACK, store=AnswerStore(folder / "labkit_answers.json"))
+    lab = LAB.lab(TRACK, store=AnswerStore(folder / "labkit_answers.json"))
     for part in "ABCD":
         p = lab.part(part)
         p.predict.commit(p.predict.options[-1])
@@ -69,7 +70,7 @@ def course(tmp_path_factory) -> tuple[Path, str]:
     for student in STUDENTS:
         folder = root / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
-        shutil.copy(notebook_path("release", "lab1", TRACK), folder)
+        shutil.copy(notebook_path("release", LAB.id, TRACK), folder)
     alice = root / "submitted" / "alice" / ASSIGNMENT
     _paste_solutions(alice, {f"lab1-{p}-exercise" for p in "abcd"} | {"lab1-memo"})
     _commit_everything(alice)

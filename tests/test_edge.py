@@ -32,6 +32,17 @@ def test_every_link_battery_and_profile_constant_has_a_source():
     assert {"YOLOV8N_SPLIT_BYTES", "BACKBONE_FLOP_SHARE"} <= set(edge.CAMERA_SOURCES)
 
 
+def test_edge_data_lives_in_the_registry_and_is_re_exported():
+    from labkit.registries import edge as reg
+
+    for name in ("LINKS", "BATTERIES", "EDGE_PROFILES", "HANDOFF_SOURCES", "CAMERA_SOURCES",
+                 "Link", "Battery", "EdgeProfile", "get_link", "get_battery", "edge_profile",
+                 "BYTES_PER_TOKEN", "YOLOV8N_SPLIT_BYTES", "BACKBONE_FLOP_SHARE"):
+        assert getattr(edge, name) is getattr(reg, name), name
+    assert edge.edge_profile("h100-sxm") is None
+    assert edge.get_link("lte") is reg.LINKS["lte"]
+
+
 def test_ble_packet_derivation_by_hand():
     ble = edge.get_link("ble-1m")
     # one 244-byte payload: 265 bytes on air at 8 us = 2.12 ms, + 150 + 80 + 150 us

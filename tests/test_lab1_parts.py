@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 
 import labkit.labs.inference_economy as ie
-from labkit.labs.inference_economy.base import Part
+from labkit import ui as lw
 from labkit.core.answers import AnswerStore, read_ledger
 from labkit.labs.inference_economy import Lab, answer_key
+from labkit.labs.inference_economy.base import Part
+from labkit.labs.parts import PARTS
 from labkit.registries.models import get_model
-from labkit.tracks import PARTS, TRACKS
-from labkit.ui import widgets as lw
+from labkit.tracks import TRACKS
 
 TRACK_IDS = list(TRACKS)
 

@@ -17,16 +17,17 @@ import pytest
 
 import labkit.labs.accelerators as ac
 import labkit.plans.design as design
+from labkit import ui as lw
 from labkit.core.answers import AnswerStore, read_ledger, record_ledger
 from labkit.labs.accelerators import Lab, answer_key, design_check
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.part_c_fleet import layout_label
+from labkit.labs.parts import PARTS
 from labkit.physics import edge
 from labkit.physics.capacity import size_deployment
 from labkit.physics.parallelism import search
 from labkit.registries.models import get_model
-from labkit.tracks import PARTS, TRACKS
-from labkit.ui import widgets as lw
+from labkit.tracks import TRACKS
 
 TRACK_IDS = list(TRACKS)
 
@@ -331,7 +332,7 @@ def test_part_d_callouts_follow_the_check(make_lab, track):
             assert _is_failure(part.callouts[name])
     assert part.callouts["boundary"].active == chk["feasible"]
     ref = design.reference_design(track)
-    cfg = dict(ref["config"])
+    cfg = dict(ref.config)
     if "ep" in cfg and "ep" not in part.controls:
         assert cfg.pop("ep") == 1  # dense model: no EP control
     _set(part, **cfg)
@@ -511,7 +512,8 @@ def test_memo_lives_only_in_the_graded_cell(make_lab):
 
 @pytest.mark.parametrize("track", TRACK_IDS)
 def test_design_check_shape_and_part_check(make_lab, track):
-    out = design_check(track, {})
+    chk = design_check(track, {})
+    out = chk.as_dict()
     json.dumps(out, allow_nan=False)
     assert set(out) == {"track", "scenario", "config", "feasible", "failed", "constraints",
                         "devices", "min_devices", "extra_devices", "objective", "reference",
@@ -524,8 +526,9 @@ def test_design_check_shape_and_part_check(make_lab, track):
     assert out["failed"] == [n for n, c in out["constraints"].items() if not c["passed"]]
     assert out["feasible"] == (not out["failed"])
     part = make_lab(track).part("D")
-    assert part.check({}) == out == make_lab(track).check({})
-    assert part.results["config"] == out["config"]
+    assert part.check({}) == chk == make_lab(track).check({})
+    assert part.results == {**out, "expected": part.expected}
+    assert out["config"] == chk.config and out["failed"] == list(chk.failed)
 
 
 @pytest.mark.parametrize(("track", "config", "name"), [
@@ -550,7 +553,7 @@ def test_design_check_fleet_minimum_is_labkits_search():
     assert users == 1276  # 100 requests/s x 12.76 s (Little's law)
     best = None
     for wb, kb in itertools.product(lw.PRECISIONS, lw.PRECISIONS):
-        if not design.quality_check(tr, wb, kb)["passed"]:
+        if not design.quality_check(tr, wb, kb).passed:
             continue
         try:
             s = search(tr.hardware_id, tr.model_id, 4096, users, wb, kb, max_devices=512,
@@ -559,19 +562,19 @@ def test_design_check_fleet_minimum_is_labkits_search():
             continue
         best = s.chosen.devices if best is None else min(best, s.chosen.devices)
     out = design_check(tr.id, {})
-    assert out["min_devices"] == best == 16
-    ref = out["reference"]
-    assert design_check(tr.id, ref["config"])["feasible"]
+    assert out.min_devices == best == 16
+    ref = out.reference
+    assert ref.search is not None and ref.search.chosen.devices == 16
+    assert design_check(tr.id, ref.config).feasible
     # size_deployment's pooled estimate agrees at the reference precisions
     sz = size_deployment(tr.hardware_id, tr.model_id, users, 4096, tr.slo_s,
-                         ref["config"]["weight_bits"], ref["config"]["kv_bits"],
-                         mode="achievable")
-    assert sz.total_devices == out["min_devices"]
+                         ref.config["weight_bits"], ref.config["kv_bits"], mode="achievable")
+    assert sz.total_devices == out.min_devices
 
 
 def test_design_check_fleet_feasible_means_feasible_and_never_beats_the_minimum():
     tr = TRACKS["cloud_fleet"]
-    min_dev = design_check(tr.id, {})["min_devices"]
+    min_dev = design_check(tr.id, {}).min_devices
     seen = 0
     for wb, kb in itertools.product((8, 16), (8, 16)):
         table, _ = design.fleet_table(tr, wb, kb)
@@ -582,34 +585,34 @@ def test_design_check_fleet_feasible_means_feasible_and_never_beats_the_minimum(
             out = design_check(tr.id, cfg)
             within = c.fits and c.per_token_latency_s <= tr.slo_s
             cost_ok = c.devices * 2.99 * 24 <= tr.daily_budget
-            assert out["feasible"] == (within and cost_ok), cfg
-            if out["feasible"]:
+            assert out.feasible == (within and cost_ok), cfg
+            if out.feasible:
                 seen += 1
-                assert out["devices"] >= min_dev
+                assert out.devices >= min_dev
     assert seen > 0
 
 
 @pytest.mark.parametrize("track", ["iphone", "oura_ring", "robotaxi"])
 def test_design_check_edge_reference_is_the_grid_optimum(track):
     tr = TRACKS[track]
-    sc = design.scenario(tr)
+    sc = design.scenario_for(tr)
     feasible = []
-    for group in design._edge_grid(tr, sc):
+    for group in sc.grid(tr):
         for cfg in group:
             out = design_check(track, cfg)
-            if out["feasible"]:
+            if out.feasible:
                 feasible.append((cfg, out))
-    ref = design_check(track, {})["reference"]
+    ref = design_check(track, {}).reference
     assert feasible and ref is not None
-    if sc == "wearable":
+    if sc.id == "wearable":
         top = max(c["duty"] for c, _ in feasible)
-        best = min((o["objective"]["value"] for c, o in feasible if c["duty"] == top))
-        assert ref["config"]["duty"] == top
+        best = min((o.objective.value for c, o in feasible if c["duty"] == top))
+        assert ref.config["duty"] == top
     else:
-        fewest = min(o["devices"] for _, o in feasible)
-        best = min(o["objective"]["value"] for _, o in feasible if o["devices"] == fewest)
-        assert ref["devices"] == fewest
-    assert design_check(track, ref["config"])["objective"]["value"] == pytest.approx(best)
+        fewest = min(o.devices for _, o in feasible)
+        best = min(o.objective.value for _, o in feasible if o.devices == fewest)
+        assert ref.devices == fewest
+    assert design_check(track, ref.config).objective.value == pytest.approx(best)
 
 
 def test_design_check_unknown_track():
@@ -625,8 +628,9 @@ def test_fleet_sizing_equals_size_deployment(hw, model):
     from labkit.registries.hardware import get_hardware
 
     h, m = get_hardware(hw), get_model(model)
-    for u, ctx, t, wb, kb in itertools.product((1, 64, 1276, 16384), (256, 4096, 32768),
-                                               (0.010, 0.05, 1.0), (4, 16), (8, 16)):
+    # fleet_sizing is size_deployment on the design roofline (a thin wrapper): a few points
+    for u, ctx, t, wb, kb in ((1, 256, 0.05, 16, 16), (1276, 4096, 0.05, 8, 8),
+                              (16384, 32768, 0.010, 4, 16), (64, 4096, 1.0, 16, 8)):
         ctx = min(ctx, m.max_context)
         assert design.fleet_sizing(h, m, u, ctx, t, wb, kb) == size_deployment(
             h, m, u, ctx, t, wb, kb, mode="achievable"), (u, ctx, t, wb, kb)

@@ -24,9 +24,6 @@ from course_helpers import (
     run_nbgrader,
 )
 from labkit.core.answers import AnswerStore
-from labkit.labs import accelerators, inference_economy
-
-LAB_MODULES = {"lab1": inference_economy, "lab2": accelerators}
 
 
 def _student(cmd: str, assignment: str, home: Path, env: dict, exchange: Path,
@@ -39,7 +36,7 @@ def _student(cmd: str, assignment: str, home: Path, env: dict, exchange: Path,
 
 def _answer_like_a_student(lab_id: str, track: str, folder: Path) -> None:
     """Alice: click every prediction/checkpoint, type every exercise's solution."""
-    nb_path = folder / f"{LABS[lab_id]}.ipynb"
+    nb_path = folder / LABS[lab_id].notebook
     release = nbformat.read(nb_path, as_version=4)
     source = nbformat.read(notebook_path("source", lab_id, track), as_version=4)
     solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
@@ -50,7 +47,7 @@ def _answer_like_a_student(lab_id: str, track: str, folder: Path) -> None:
             cell.source = solutions[gid].replace("### BEGIN SOLUTION\n", "").replace(
                 "\n### END SOLUTION", "")
     nbformat.write(release, nb_path)
-    lab = LAB_MODULES[lab_id].Lab(track, store=AnswerStore(folder / "labkit_answers.json"))
+    lab = LABS[lab_id].lab(track, store=AnswerStore(folder / "labkit_answers.json"))
     for part in "ABCD":
         p = lab.part(part)
         p.predict.commit(p.predict.options[-1])      # the widget's Commit button
@@ -70,7 +67,7 @@ def test_round_trip_full_marks_blank_zero_feedback_and_export(lab_id, track, tmp
     shutil.copytree(ROOT / "source" / assignment, root / "source" / assignment)
 
     run_nbgrader(root, "generate_assignment", assignment, "--force", env=env, db=db)
-    generated = root / "release" / assignment / f"{LABS[lab_id]}.ipynb"
+    generated = root / "release" / assignment / LABS[lab_id].notebook
     assert generated.read_bytes() == notebook_path("release", lab_id, track).read_bytes()
     run_nbgrader(root, "release_assignment", assignment, f"--Exchange.root={exchange}",
                  env=env, db=db)
@@ -107,7 +104,7 @@ def test_round_trip_full_marks_blank_zero_feedback_and_export(lab_id, track, tmp
     assert bob[0] == 0, f"bob's blank notebook scored {bob}"
 
     for student in ("alice", "bob"):
-        html = root / "feedback" / student / assignment / f"{LABS[lab_id]}.html"
+        html = root / "feedback" / student / assignment / f"{LABS[lab_id].module}.html"
         assert html.exists() and "Part A" in html.read_text()
     rows = list(csv.DictReader(out_csv.open()))
     assert {r["student_id"] for r in rows if r["assignment"] == assignment} == {"alice", "bob"}

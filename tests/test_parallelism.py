@@ -1,4 +1,4 @@
-"""Tests for labkit.physics.parallelism: hand-computed bytes, links, search == loop, Pareto, inputs."""
+"""labkit.physics.parallelism: hand-computed bytes, links, search == loop, Pareto, inputs."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from labkit.physics import parallelism as par
 from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.physics.parallelism.results import FLOAT_FIELDS
 from labkit.physics.roofline import decode_roofline, memory_budget, step_weight_params
 from labkit.registries.hardware import HARDWARE
 from labkit.registries.models import MODELS
@@ -286,7 +287,7 @@ def test_single_device_hardware_has_no_multi_device_comm() -> None:
     t = par.enumerate_configs("a17-pro", "llama-3.2-1b", 4096, batch=4)
     assert set(t.tp) == set(t.cp) == set(t.pp) == set(t.ep) == {1}
     assert set(t.dp) == {1, 2, 4}  # independent replicas need no link
-    for name in par._FLOAT_FIELDS:
+    for name in FLOAT_FIELDS:
         assert np.all(np.isfinite(getattr(t, name)))
 
 
@@ -450,7 +451,7 @@ valid_inputs = st.fixed_dictionaries({
 def test_no_nan_inf_or_negative_for_valid_input(kw: dict) -> None:
     t = par.enumerate_configs(**kw)
     assert len(t) >= 1  # one device, no traffic, is always a candidate
-    for name in par._FLOAT_FIELDS:
+    for name in FLOAT_FIELDS:
         a = getattr(t, name)
         assert np.all(np.isfinite(a)) and np.all(a >= 0), name
     assert np.all(t.per_token_latency_s > 0) and np.all(t.throughput_tokens_per_s > 0)

@@ -16,12 +16,16 @@ defaults wrong, and assert that ours are right:
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Mapping
 from numbers import Real
 from types import MappingProxyType
 
 import pytest
 
+from labkit.core.units import J_PER_MWH, J_PER_WH
+from labkit.labs.parts import PARTS
 from labkit.physics.kvcache import kv_bytes_per_token, weight_bytes
 from labkit.physics.memory import resident_weight_bytes
 from labkit.physics.phases import request_phases
@@ -29,16 +33,20 @@ from labkit.plans.serving import track_capacity
 from labkit.registries.hardware import HARDWARE, get_hardware
 from labkit.registries.models import MODELS, get_model
 from labkit.tracks import (
+    BUILTIN_TRACKS,
     COST_UNITS,
-    J_PER_MWH,
-    J_PER_WH,
-    PARTS,
+    ENV_VAR,
     TRACKS,
     Track,
+    custom_track,
     derive_cost_per_event,
     get_track,
+    load_tracks_file,
     phone_setup_mwh,
+    register_track,
     ring_setup_mwh,
+    track_spec,
+    unregister_track,
 )
 
 TRACK_IDS = ("cloud_fleet", "iphone", "oura_ring", "robotaxi")
@@ -54,8 +62,9 @@ NUMERIC_FIELDS = (
 
 
 def test_registry_has_the_four_tracks_and_is_read_only():
-    assert tuple(TRACKS) == TRACK_IDS
-    assert isinstance(TRACKS, MappingProxyType)
+    assert tuple(t.id for t in BUILTIN_TRACKS) == TRACK_IDS
+    assert tuple(TRACKS)[:4] == TRACK_IDS      # registered tracks (if any) come after
+    assert isinstance(TRACKS, Mapping)
     with pytest.raises(TypeError):
         TRACKS["x"] = TRACKS["iphone"]  # type: ignore[index]
 
@@ -279,7 +288,6 @@ def test_no_mb_over_1024_mixing_in_sensor_state():
 
 def test_custom_track_rederives_and_flows_through():
     from labkit.plans.serving import serving_plan
-    from labkit.tracks import custom_track
 
     base = TRACKS["cloud_fleet"]
     short = custom_track("cloud_fleet", prompt_tokens=1024)
@@ -296,3 +304,151 @@ def test_custom_track_rederives_and_flows_through():
         custom_track("iphone", colour="red")
     with pytest.raises(ValueError, match="prompt_tokens"):
         custom_track("iphone", prompt_tokens=-3)
+
+
+def test_custom_cnn_track_keeps_its_given_state():
+    fp16 = custom_track("robotaxi", weight_bits=16)
+    assert fp16.state_bytes_per_request == TRACKS["robotaxi"].state_bytes_per_request
+    assert fp16.context_tokens is None
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("cost_unit", "EUR"), ("slo_kind", "p50"), ("default_policy", "greedy"),
+    ("arrival_process", "bursty"), ("slo_quantile", 1.5), ("batch_size", 0),
+    ("weight_bits", 3), ("hardware_id", "abacus"), ("model_id", "gpt-9"),
+    ("active_hours_per_day", 25.0), ("min_demand_rate_per_s", 0), ("label", ""),
+])
+def test_custom_track_checks_every_input_and_names_the_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        custom_track("cloud_fleet", **{field: value})
+
+
+# -- adding tracks: register_track, tracks files, LABKIT_TRACKS ----------------------------
+
+SPEC = {"id": "fleet_8k", "base": "cloud_fleet",
+        "changes": {"label": "Cloud Fleet, 8K prompts", "prompt_tokens": 8192, "slo_s": 0.06},
+        "sources": {"prompt_tokens": "assumption: long-document assistant, 8,192 tokens"}}
+
+
+@pytest.fixture
+def tracks_file(tmp_path):
+    path = tmp_path / "tracks.json"
+    ring = {"id": "ring-duty", "base": "oura_ring", "changes": {"daily_budget": 4}}
+    chained = {"id": "fleet_8k_fp8", "base": "fleet_8k", "changes": {"weight_bits": 8}}
+    path.write_text(json.dumps([SPEC, ring, chained]))
+    yield path
+    for tid in ("fleet_8k_fp8", "fleet_8k", "ring-duty"):
+        unregister_track(tid)
+
+
+def test_load_tracks_file_registers_derived_tracks(tracks_file):
+    loaded = load_tracks_file(tracks_file)
+    assert [t.id for t in loaded] == ["fleet_8k", "ring-duty", "fleet_8k_fp8"]
+    t = get_track("fleet_8k")
+    assert t is loaded[0] and TRACKS["fleet_8k"] is t and tuple(TRACKS)[:4] == TRACK_IDS
+    assert t.label == "Cloud Fleet, 8K prompts" and t.slo_s == 0.06
+    assert t.context_tokens == 8192 + 512                           # re-derived
+    assert t.cost_per_event > TRACKS["cloud_fleet"].cost_per_event
+    assert t.sources["prompt_tokens"].startswith("assumption: long-document")
+    assert "custom track 'fleet_8k'" in t.sources["slo_s"]           # every figure sourced
+    assert t.narrative is TRACKS["cloud_fleet"].narrative
+    ring = get_track("ring_duty")                                    # _ / - normalised
+    assert ring.daily_budget == 4.0 and isinstance(ring.daily_budget, float)
+    assert get_track("fleet_8k_fp8").weight_bits == 8
+    assert load_tracks_file(tracks_file) == loaded                   # again: a no-op
+
+
+def test_tracks_env_var_is_read_when_the_registry_is_used(tracks_file, monkeypatch):
+    monkeypatch.setenv(ENV_VAR, str(tracks_file))
+    assert "fleet_8k" in TRACKS
+    assert get_track("fleet_8k_fp8").prompt_tokens == 8192
+
+
+def test_custom_track_round_trips_through_a_spec(tmp_path):
+    t = custom_track("iphone", id="iphone_long", label="iPhone, long replies",
+                     output_tokens=1024, ttft_slo_s=None)
+    spec = track_spec(t)
+    assert spec["base"] == "iphone"
+    assert spec["changes"] == {"label": "iPhone, long replies", "output_tokens": 1024,
+                               "ttft_slo_s": None}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([spec]))
+    try:
+        (back,) = load_tracks_file(path)
+        assert back.output_tokens == 1024 and back.ttft_slo_s is None
+        assert back.cost_per_event == t.cost_per_event
+        assert {k: v for k, v in vars(back).items() if k != "sources"} == \
+            {k: v for k, v in vars(t).items() if k != "sources"}
+    finally:
+        unregister_track("iphone_long")
+    pinned = custom_track("iphone", id="iphone_pinned", cost_per_event=0.5)
+    assert track_spec(pinned)["changes"] == {"cost_per_event": 0.5}
+    with pytest.raises(ValueError, match="stakeholder"):
+        track_spec(custom_track("iphone", stakeholder=TRACKS["robotaxi"].stakeholder))
+
+
+@pytest.mark.parametrize(("spec", "match"), [
+    ({"base": "iphone"}, "id must be"),
+    ({"id": "x1", "base": "smart_fridge"}, "base"),
+    ({"id": "x1", "base": "iphone", "colour": 1}, "colour"),
+    ({"id": "x1", "base": "iphone", "changes": {"colour": 1}}, "changes.colour"),
+    ({"id": "x1", "base": "iphone", "changes": {"prompt_tokens": "many"}},
+     "changes.prompt_tokens must be int"),
+    ({"id": "x1", "base": "iphone", "changes": {"prompt_tokens": 1.5}}, "prompt_tokens"),
+    ({"id": "x1", "base": "iphone", "changes": {"slo_s": True}}, "changes.slo_s"),
+    ({"id": "x1", "base": "iphone", "changes": {"narrative": {}}}, "only scalar fields"),
+    ({"id": "x1", "base": "iphone", "changes": {"id": "y"}}, "changes.id"),
+    ({"id": "x1", "base": "iphone", "changes": {"slo_s": -1}}, "slo_s"),
+    ({"id": "x1", "base": "iphone", "changes": {"ttft_slo_s": "soon"}},
+     "ttft_slo_s must be float or null"),
+    ({"id": "x1", "base": "iphone", "sources": {"slo_s": 3}}, "sources.slo_s"),
+    ({"id": "iPhone", "base": "cloud_fleet"}, "already a track"),
+    ({"id": "a b", "base": "iphone"}, "letters, digits"),
+    ("iphone", "JSON object"),
+])
+def test_tracks_file_errors_name_the_field(tmp_path, spec, match):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([spec]))
+    with pytest.raises(ValueError, match=match) as err:
+        load_tracks_file(path)
+    assert "bad.json" in str(err.value)
+    assert "x1" not in TRACKS
+
+
+def test_tracks_file_must_be_a_json_list(tmp_path, monkeypatch):
+    path = tmp_path / "bad.json"
+    path.write_text('{"id": "x"}')
+    with pytest.raises(ValueError, match="JSON list"):
+        load_tracks_file(path)
+    with pytest.raises(ValueError, match="cannot read"):
+        load_tracks_file(tmp_path / "missing.json")
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing.json"))
+    with pytest.raises(ValueError, match=ENV_VAR):
+        get_track("iphone")
+
+
+def test_register_track_and_unregister():
+    t = custom_track("robotaxi", id="robotaxi_fp16", weight_bits=16)
+    try:
+        assert register_track(t) is t and get_track("robotaxi-fp16") is t
+        assert register_track(custom_track("robotaxi", id="robotaxi_fp16",
+                                           weight_bits=16)) is t        # equal: no-op
+        with pytest.raises(ValueError, match="already a track"):
+            register_track(custom_track("robotaxi", id="robotaxi_fp16", weight_bits=4))
+    finally:
+        unregister_track("robotaxi_fp16")
+    assert "robotaxi_fp16" not in TRACKS
+    with pytest.raises(ValueError, match="built-in"):
+        unregister_track("robotaxi")
+
+
+def test_tracks_file_is_all_or_nothing(tmp_path):
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([SPEC, {"id": "fleet-8K", "base": "iphone"}]))
+    with pytest.raises(ValueError, match="defined twice"):
+        load_tracks_file(path)
+    path.write_text(json.dumps([SPEC, {"id": "x2", "base": "iphone",
+                                       "changes": {"batch_size": 0}}]))
+    with pytest.raises(ValueError, match=r"spec 1.*batch_size"):
+        load_tracks_file(path)
+    assert "fleet_8k" not in TRACKS and "x2" not in TRACKS

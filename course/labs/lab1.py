@@ -16,25 +16,24 @@ from nbformat import NotebookNode
 
 from labkit.course import cells as c
 from labkit.course.scaffold import (
-    HOW_IT_WORKS,
     Exercise,
     finish,
+    header_cells,
+    notebook_title,
     part_cells,
-    setup_cell,
     synthesis_cells,
 )
+from labkit.labs.inference_economy.info import INFO
+from labkit.labs.parts import PARTS
 from labkit.physics.batching import sample_lengths, step_tables
 from labkit.physics.kvcache import kv_fraction_per_device
 from labkit.plans.serving import track_capacity
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
-from labkit.tracks import TRACKS, Track, get_track
+from labkit.tracks import Track, get_track
 
-LAB_ID = "lab1"
-NOTEBOOK = "inference_economy"
-TRACKS = tuple(TRACKS)
-TITLE = "Lab 1 · The Inference Economy"
-MINUTES = 90
+# The lab's id, title, time, objectives and part titles are INFO's (a LabInfo shared with
+# the widgets); `labkit course build` calls build_notebook for every track.
 
 # Exercise parameters shared by every track (the numbers they act on come from the track).
 TARGET_DAYS = 30
@@ -43,24 +42,6 @@ SESSION_GROWTH = 1.5
 BATCH_LENGTHS = 8
 MAX_STATIC_BATCH = 16
 POINTS = {"exercise": 2, "release": 3, "memo": 3}
-
-OBJECTIVES = (
-    "Split a request into its one-time input pass (prefill) and its repeated output loop "
-    "(decode), and say which one the track pays for.",
-    "Find when recurring serving cost overtakes a one-time setup budget, in the track's own "
-    "unit (USD, mWh or Wh).",
-    "Compute how many live sessions fit beside the weights, and which knob frees memory first.",
-    "Choose a batching policy from the request-length spread and the SLO, not from habit.",
-    "Defend a release plan against every guardrail -- memory, SLO, quality and cost -- and "
-    "name the one that binds.",
-)
-
-PART_TITLES = {
-    "A": "Two amounts and a crossover",
-    "B": "The state/KV wall",
-    "C": "Batching under variance",
-    "D": "Release review",
-}
 
 
 def _fmt(x: float) -> str:
@@ -74,30 +55,8 @@ def _unit(t: Track) -> str:
 
 # -- notebook sections ------------------------------------------------------------------
 def _header(t: Track, ids: c.CellIds) -> list[NotebookNode]:
-    hw, m = get_hardware(t.hardware_id), get_model(t.model_id)
-    objectives = "\n".join(f"{i}. {o}" for i, o in enumerate(OBJECTIVES, 1))
-    intro = f"""
-# {TITLE} — {t.label}
-
-{t.narrative.intro}
-
-| | |
-|---|---|
-| **Track** | {t.label} |
-| **Hardware** | {hw.name} |
-| **Model** | {m.name} |
-| **Stakeholder** | {t.stakeholder.name}, {t.stakeholder.role} |
-| **Primary metric** | {t.primary_metric} |
-| **Time** | about {MINUTES} minutes |
-
-**You will be able to:**
-
-{objectives}
-
-{HOW_IT_WORKS}
-"""
-    return [c.markdown(intro, ids.take("intro")),
-            setup_cell("inference_economy", t.id, ids)]
+    return header_cells(INFO, t, ids, intro=t.narrative.intro,
+                        rows=[("Primary metric", t.primary_metric)])
 
 
 def exercise_a(t: Track) -> Exercise:
@@ -340,11 +299,11 @@ EXERCISES = {"A": exercise_a, "B": exercise_b, "C": exercise_c, "D": exercise_d}
 
 
 def _synthesis(t: Track, ids: c.CellIds) -> list[NotebookNode]:
-    memo_prompt = """
+    memo_prompt = f"""
 ## Synthesis
 
 The summary below is computed from *your* settings in Parts A–D. Download the report (it
-also saves `labkit_report.md` and `labkit_report.json` next to this notebook) and record
+also saves `{INFO.report_md}` and `{INFO.report_json}` next to this notebook) and record
 your design-ledger entry for Lab 2.
 """
     memo = f"""
@@ -367,10 +326,10 @@ request-length spread).
 def build_notebook(track_id: str) -> NotebookNode:
     """The nbgrader source notebook of Lab 1 for one track."""
     t = get_track(track_id)
-    ids = c.CellIds(prefix=LAB_ID)
+    ids = c.CellIds(prefix=INFO.id)
     cells = _header(t, ids)
-    for part in ("A", "B", "C", "D"):
-        cells += part_cells(part, PART_TITLES[part], t.narrative.hooks[part], ids,
+    for part in PARTS:
+        cells += part_cells(part, INFO.part_titles[part], t.narrative.hooks[part], ids,
                             EXERCISES[part](t))
     cells += _synthesis(t, ids)
-    return finish(cells, f"{TITLE} — {t.label}")
+    return finish(cells, notebook_title(INFO, t))

@@ -12,13 +12,15 @@ from nbformat import NotebookNode
 
 from labkit.course import cells as c
 from labkit.course.scaffold import (
-    HOW_IT_WORKS,
     Exercise,
     finish,
+    header_cells,
+    notebook_title,
     part_cells,
-    setup_cell,
     synthesis_cells,
 )
+from labkit.labs.accelerators.info import INFO
+from labkit.labs.parts import PARTS
 from labkit.physics.edge import edge_profile, get_link
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.parallelism import tp_allreduce_messages
@@ -26,36 +28,13 @@ from labkit.physics.phases import cnn_inference_time, request_phases
 from labkit.physics.roofline import decode_roofline
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import get_model
-from labkit.tracks import TRACKS, Track, get_track
+from labkit.tracks import Track, get_track
 
-LAB_ID = "lab2"
-NOTEBOOK = "accelerators"
-TRACKS = tuple(TRACKS)
-TITLE = "Lab 2 · Accelerators"
-MINUTES = 90
+# The lab's id, title, time, objectives and part titles are INFO's (a LabInfo shared with
+# the widgets); `labkit course build` calls build_notebook for every track.
 FLOOR_MARGIN = 0.20
 TP_DEGREES = (2, 4, 8, 16, 32, 64)
 POINTS = {"exercise": 2, "design": 3, "memo": 3}
-
-OBJECTIVES = (
-    "Place a workload on the roofline: arithmetic intensity, the critical batch B* and the "
-    "balance context L*, and say which term a knob can move.",
-    "Explain why batching pays at short context and stalls on the KV floor at long context, "
-    "and why measured latency sits above the peak roofline.",
-    "Size a deployment on three axes -- weights, KV headroom, SLO throughput -- and pull the "
-    "first lever for the binding one.",
-    "Pick a parallelism axis from the symptom, charge its communication to the link it "
-    "crosses, and know when to stop adding it.",
-    "Meet a target with the fewest devices (or inside an edge power, memory and deadline "
-    "budget) and defend it with numbers.",
-)
-
-PART_TITLES = {
-    "A": "Where the workload sits on the roofline",
-    "B": "Capacity planning",
-    "C": "Parallelism selection",
-    "D": "Design challenge",
-}
 
 HOOKS = {
     "A": "Every decode step reads the weights once, computes with them for each sequence and "
@@ -78,30 +57,12 @@ def _hw_model(t: Track) -> tuple[Hardware, object]:
 
 # -- header ------------------------------------------------------------------------------
 def _header(t: Track, ids: c.CellIds) -> list[NotebookNode]:
-    hw, m = _hw_model(t)
-    objectives = "\n".join(f"{i}. {o}" for i, o in enumerate(OBJECTIVES, 1))
     intro = f"""
-# {TITLE} — {t.label}
-
 {t.narrative.intro} Lab 1 asked what serving costs; this lab asks what the hardware can do:
 where the time goes inside one step, how many devices the workload needs and how to split
 it across them.
-
-| | |
-|---|---|
-| **Track** | {t.label} |
-| **Hardware** | {hw.name} |
-| **Model** | {m.name} |
-| **Stakeholder** | {t.stakeholder.name}, {t.stakeholder.role} |
-| **Time** | about {MINUTES} minutes |
-
-**You will be able to:**
-
-{objectives}
-
-{HOW_IT_WORKS}
-"""
-    return [c.markdown(intro, ids.take("intro")), setup_cell("accelerators", t.id, ids)]
+""".strip()
+    return header_cells(INFO, t, ids, intro=intro)
 
 
 # -- Part A: roofline ----------------------------------------------------------------------
@@ -377,11 +338,11 @@ def _best_design(t: Track) -> tuple[dict[str, object], int, float | None]:
             chk = design_check(t.id, cfg)
         except ValueError:
             continue
-        if not chk["feasible"]:
+        if not chk.feasible:
             continue
-        rank = (chk["devices"], -float(cfg.get("duty", 0.0)))
+        rank = (chk.devices, -float(cfg.get("duty", 0.0)))
         if best is None or rank < best[0]:
-            best = (rank, cfg, int(chk["devices"]))
+            best = (rank, cfg, chk.devices)
     if best is None:
         raise ValueError(f"track {t.id!r}: no Part D design meets the extra requirement")
     _, cfg, devices = best
@@ -422,11 +383,11 @@ from labkit.plans.design import design_check
 expect_true({predicate}, "D", "we checked the extra requirement: {text}",
             "your design does not meet it", "the exercise statement")
 _c = design_check("{t.id}", dict(design_D))
-expect_true(_c["feasible"], "D", "we checked your design against every constraint",
-            f"it fails: {{', '.join(_c['failed'])}}", "Part D's constraint table")
-expect_true(_c["devices"] <= {int(SLACK * min_devices)}, "D",
+expect_true(_c.feasible, "D", "we checked your design against every constraint",
+            f"it fails: {{', '.join(_c.failed)}}", "Part D's constraint table")
+expect_true(_c.devices <= {int(SLACK * min_devices)}, "D",
             "we compared your device count with the fewest that work under the requirement",
-            f"you use {{_c['devices']}}; {min_devices} is enough", "Part D: remove devices until a constraint binds"){duty_check}
+            f"you use {{_c.devices}}; {min_devices} is enough", "Part D: remove devices until a constraint binds"){duty_check}
 """
     return Exercise(statement, data, "design_D", solution, visible, hidden, POINTS["design"])
 
@@ -457,9 +418,9 @@ the Lab 1 precision choice to B*, the KV headroom or the energy budget.
 def build_notebook(track_id: str) -> NotebookNode:
     """The nbgrader source notebook of Lab 2 for one track."""
     t = get_track(track_id)
-    ids = c.CellIds(prefix=LAB_ID)
+    ids = c.CellIds(prefix=INFO.id)
     cells = _header(t, ids)
-    for part in ("A", "B", "C", "D"):
-        cells += part_cells(part, PART_TITLES[part], HOOKS[part], ids, EXERCISES[part](t))
+    for part in PARTS:
+        cells += part_cells(part, INFO.part_titles[part], HOOKS[part], ids, EXERCISES[part](t))
     cells += _synthesis(t, ids)
-    return finish(cells, f"{TITLE} — {t.label}")
+    return finish(cells, notebook_title(INFO, t))

@@ -33,7 +33,7 @@ OLD_PATHS: dict[str, str] = {
     "labkit.edge": "labkit.physics.edge",
     "labkit.economy": "labkit.physics.economy",
     "labkit.serving": "labkit.plans.serving",
-    "labkit.widgets": "labkit.ui.widgets",
+    "labkit.widgets": "labkit.ui",
 }
 
 # Old module -> {name: new module} for names that left the module they used to live in.

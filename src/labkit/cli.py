@@ -61,6 +61,7 @@ def _bits(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``labkit`` parser: model commands, ``course`` (instructor tools), ``summary``."""
     parser = _Parser(prog="labkit", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
@@ -94,18 +95,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("what", choices=("hardware", "models", "tracks"))
     p.add_argument("--json", action="store_true")
 
-    p = sub.add_parser("course", help="instructor tools: build the notebooks")
+    _course_commands(sub.add_parser("course", help="instructor tools: build the notebooks"))
+    p = sub.add_parser("summary", help="track summaries and the paper's roofline figures")
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def _course_where(q: argparse.ArgumentParser) -> None:
+    q.add_argument("--root", default=None,
+                   help="course root with source/, release/, submitted/ (default: search up)")
+    q.add_argument("--db", default=None,
+                   help="gradebook URL (default: sqlite:///ROOT/gradebook.db)")
+
+
+def _course_commands(p: argparse.ArgumentParser) -> None:
+    """``labkit course build|grade|feedback|export|demo|fixtures``."""
     course = p.add_subparsers(dest="course_command", required=True, parser_class=_Parser)
     b = course.add_parser("build", help="regenerate source/ and release/ (nbgrader)")
     b.add_argument("--check", action="store_true",
                    help="rebuild in a scratch copy and fail if anything committed is stale")
     b.add_argument("--root", default=None, help="course repository root (default: search up)")
-
-    def _where(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--root", default=None,
-                       help="course root with source/, release/, submitted/ (default: search up)")
-        q.add_argument("--db", default=None,
-                       help="gradebook URL (default: sqlite:///ROOT/gradebook.db)")
+    b.add_argument("--labs", nargs="+", default=None,
+                   help="only these labs (default: every lab in labkit.labs.LABS)")
+    b.add_argument("--tracks", nargs="+", default=None,
+                   help="only these tracks (default: every registered track, including "
+                        "those in $LABKIT_TRACKS)")
+    b.add_argument("--out", default=None,
+                   help="build into this course folder instead of the repository (it gets "
+                        "a copy of course/ and nbgrader_config.py)")
 
     g = course.add_parser("grade", help="autograde collected submissions in parallel, "
                           "each in a sandbox; resumable")
@@ -121,22 +138,23 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true", help="regrade what is already graded")
     g.add_argument("--no-isolation", action="store_true",
                    help="run student code without the sandbox (machines without namespaces)")
-    _where(g)
+    _course_where(g)
 
     f = course.add_parser("feedback", help="per-student HTML feedback (nbgrader)")
     f.add_argument("lab", help="a lab (lab1) or one assignment (lab1_iphone)")
     f.add_argument("--track", action="append", default=None)
-    _where(f)
+    _course_where(f)
 
     e = course.add_parser("export", help="grade CSV per assignment and the class summary")
     e.add_argument("labs", nargs="*", help="labs or assignments (default: all in source/)")
     e.add_argument("--out", default=None, help="output folder (default: ROOT/exports)")
-    _where(e)
+    _course_where(e)
 
     d = course.add_parser("demo", help="the whole pipeline on a fresh demo course: release, "
                           "demo submissions, grade, feedback, export")
     d.add_argument("--dir", default="out/demo-course", help="demo course folder (replaced)")
-    d.add_argument("--labs", nargs="+", default=["lab1", "lab2"])
+    d.add_argument("--labs", nargs="+", default=None,
+                   help="labs to include (default: every lab in labkit.labs.LABS)")
     d.add_argument("--workers", type=_number("workers", 0, integer=True, strict=False),
                    default=0)
     d.add_argument("--root", default=None, help="course repository (default: search up)")
@@ -145,10 +163,6 @@ def build_parser() -> argparse.ArgumentParser:
                           "submissions with expected scores)")
     x.add_argument("--lab", default="lab1")
     x.add_argument("--root", default=None, help="course repository (default: search up)")
-
-    p = sub.add_parser("summary", help="track summaries and the paper's roofline figures")
-    p.add_argument("--json", action="store_true")
-    return parser
 
 
 # ---------------------------------------------------------------------------- commands
@@ -247,9 +261,9 @@ def _cmd_parallelism(a: argparse.Namespace) -> None:
         print(json.dumps(d, indent=2))
         return
     chosen = d["chosen"]
-    print(_table({"chosen": chosen}))  # type: ignore[dict-item]
+    print(_table({"chosen": chosen}))
     print("frontier (devices -> per-token ms):")
-    for row in d["frontier"]:  # type: ignore[attr-defined]
+    for row in d["frontier"]:
         print(f"  {row['devices']:>5} devices  tp={row['tp']} cp={row['cp']} pp={row['pp']} "
               f"dp={row['dp']} ep={row['ep']}  {row['per_token_latency_s'] * 1e3:,.2f} ms")
 
@@ -304,7 +318,7 @@ def _cmd_summary(a: argparse.Namespace) -> None:
     print(f"  B* = {first['critical_batch']:.2f}   L* = {first['balance_context_tokens']:,.0f} "
           "tokens")
     for row in paper:
-        pt = row["per_token_ms"]
+        pt: dict[str, float] = row["per_token_ms"]  # type: ignore[assignment]
         print(f"  S_kv={row['context_tokens']:>9,}  B={row['batch']:>3}  per-token "
               f"{pt['total']:8.1f} ms  (weight {pt['weight']:.1f}, compute {pt['compute']:.1f}, "
               f"KV {pt['kv']:.1f})  {row['regime']}")
@@ -320,6 +334,9 @@ def _cmd_course(a: argparse.Namespace) -> None:
         _cmd_course_grading(a, root)
         return
     if a.check:
+        if a.labs or a.tracks or a.out:
+            raise ValueError("--check compares the whole committed course: it takes no "
+                             "--labs, --tracks or --out")
         problems = stale_files(root)
         if problems:
             print("labkit course build --check: generated notebooks are stale:")
@@ -329,8 +346,10 @@ def _cmd_course(a: argparse.Namespace) -> None:
             raise SystemExit(1)
         print("labkit course build --check: source/ and release/ are up to date")
         return
-    for a_ in build(root):
-        print(f"built source/{a_.name} and release/{a_.name}")
+    out = Path(a.out).resolve() if a.out else None
+    where = f"{out}/" if out is not None else ""
+    for a_ in build(root, a.labs, a.tracks, out):
+        print(f"built {where}source/{a_.name} and {where}release/{a_.name}")
 
 
 def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
@@ -339,7 +358,10 @@ def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
 
     db = getattr(a, "db", None) or f"sqlite:///{root / 'gradebook.db'}"
     if a.course_command == "demo":
-        raise SystemExit(demo.run_pipeline(root, Path(a.dir).resolve(), a.labs, a.workers))
+        from labkit.labs.registry import LABS
+
+        labs = [LABS.get_lab(x).id for x in a.labs] if a.labs else list(LABS)
+        raise SystemExit(demo.run_pipeline(root, Path(a.dir).resolve(), labs, a.workers))
     if a.course_command == "fixtures":
         dest = root / "autograder" / "fixtures" / a.lab
         expected = demo.write_fixture_set(root, dest, a.lab)

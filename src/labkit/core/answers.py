@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 ANSWERS_SCHEMA = "labkit-answers"
 ANSWERS_VERSION = 1
@@ -109,8 +110,11 @@ class AnswerEntry:
 
     @classmethod
     def from_dict(cls, lab: str, key: str, raw: Mapping[str, object]) -> AnswerEntry:
-        changes = tuple(AnswerChange(_check_value(c["value"]), str(c["at"]))  # type: ignore[index]
-                        for c in raw.get("changes", ()))  # type: ignore[union-attr]
+        listed = raw.get("changes", ())
+        if not isinstance(listed, list | tuple) or not all(isinstance(c, Mapping)
+                                                           for c in listed):
+            raise ValueError(f"changes must be a list of {{value, at}} records; got {listed!r}")
+        changes = tuple(AnswerChange(_check_value(c["value"]), str(c["at"])) for c in listed)
         return cls(lab, key, _check_value(raw["first"]), str(raw["first_at"]), changes)
 
 
@@ -133,7 +137,7 @@ def write_json_atomic(path: Path, payload: object) -> None:
         raise
 
 
-def _read_json(path: Path, schema: str, version: int, what: str) -> dict | None:
+def _read_json(path: Path, schema: str, version: int, what: str) -> dict[str, Any] | None:
     """The parsed file, None when it does not exist; ValueError naming the path otherwise."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -180,7 +184,7 @@ class AnswerStore:
     def __repr__(self) -> str:
         return f"AnswerStore({str(self.path)!r})"
 
-    def _load(self) -> dict:
+    def _load(self) -> dict[str, Any]:
         data = _read_json(self.path, ANSWERS_SCHEMA, ANSWERS_VERSION, "answers")
         if data is None:
             return {"schema": ANSWERS_SCHEMA, "version": ANSWERS_VERSION, "labs": {}}
@@ -190,7 +194,7 @@ class AnswerStore:
                              "to {key: entry}; it is kept untouched")
         return data
 
-    def _entry(self, data: dict, lab: str, key: str) -> AnswerEntry | None:
+    def _entry(self, data: dict[str, Any], lab: str, key: str) -> AnswerEntry | None:
         raw = data["labs"].get(lab, {}).get(key)
         if raw is None:
             return None
@@ -249,7 +253,7 @@ def ledger_path(path: str | os.PathLike[str] | None = None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".labkit" / "ledger.json"
 
 
-def _load_ledger(p: Path) -> dict:
+def _load_ledger(p: Path) -> dict[str, Any]:
     data = _read_json(p, LEDGER_SCHEMA, LEDGER_VERSION, "ledger")
     if data is None:
         return {"schema": LEDGER_SCHEMA, "version": LEDGER_VERSION, "entries": []}
@@ -281,7 +285,8 @@ def record_ledger(lab: str, track: str, choices: Mapping[str, object], *,
     p = ledger_path(path)
     data = _load_ledger(p)
     plain = _plain_json(dict(choices))
-    same = [e for e in data["entries"] if e.get("lab") == lab and e.get("track") == track]
+    same: list[dict[str, object]] = [e for e in data["entries"]
+                                     if e.get("lab") == lab and e.get("track") == track]
     if same and same[-1].get("choices") == plain:
         return same[-1]
     entry: dict[str, object] = {"lab": lab, "track": track, "choices": plain, "at": now_iso()}

@@ -1,56 +1,247 @@
-"""Numbers with units, formatted once for every layer (physics reasons, plans, widgets)."""
+"""Numbers with units, formatted by one set of rules for every layer.
+
+Physics reasons, plans, the labs' readouts and the CLI tables all format through this
+module, so a value reads the same wherever a student meets it.
+
+=======================  ==================================================================
+:func:`fmt`              any number, optionally with a unit: ``fmt(8.7e9, "FLOP")`` ->
+                         ``8.7 GFLOP``, ``fmt(23.38, "USD")`` -> ``23.4 USD``, ``fmt(86400)``
+                         -> ``86,400``
+:func:`fmt_num`          the ledger style for money and rates: 2 decimals from 1 to 100,
+                         whole numbers from 100 (``12,139``, ``23.38``, ``0.0014``)
+:func:`fmt_amount`       a number and a unit that takes no prefix (``583 mWh``, ``12 USD``)
+:func:`fmt_time`         seconds -> µs | ms | s | min | h
+:func:`fmt_bytes`        bytes -> B | kB | MB | GB | TB (decimal, as stored)
+:func:`fmt_energy`       joules -> µJ | mJ | J | mWh | Wh | kWh
+:func:`fmt_pct`          a fraction as a percentage: 0.123 -> ``12.3%``
+:func:`fmt_tokens`       a token count in binary thousands: 4096 -> ``4k``
+:func:`tex_num`          a number for LaTeX: ``8.64\\times10^{6}``, ``250{,}000``
+=======================  ==================================================================
+
+Rules every formatter follows:
+
+* **Significant digits.** A value shows ``sig`` significant digits (3 unless given).
+  From 1,000 on it is written out in full with thousands separators (``86,400``: more
+  digits, never fewer), and from 10^6 in exponent notation (``1.2e+09``).
+  Exceptions: bytes below 1 kB are whole bytes, minutes are whole minutes (10 to 599
+  min), and :func:`fmt_num` shows 2 decimals from 1 to 100 and whole numbers from 100 to
+  10^12.
+* **The unit is chosen after rounding**, so 999.6 µs reads ``1 ms`` and 999.7 MB reads
+  ``1 GB`` -- never ``1e+03 µs`` or ``1e+03 MB``.
+* **Decimal prefixes**: k = 10^3, M = 10^6, ... (labkit stores decimal bytes; see
+  :mod:`labkit.core.units`). :func:`fmt` prefixes only the units in :data:`SI_UNITS`, where
+  a prefix means something (``GFLOP``, ``TB/s``): never ``kUSD`` unless ``si=True``.
+* **Missing values.** ``None``, NaN and ±inf format as ``"n/a"`` (:data:`NA`) in every text
+  formatter -- none raises for them; :func:`tex_num` writes ``\\infty`` (±inf) and
+  ``\\text{n/a}`` (None, NaN).
+
+The older names -- :func:`format_bytes`, :func:`fmt_count`, :func:`fmt_si` -- are thin
+spellings of the functions above, kept for the callers that use them.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+NA = "n/a"
+"""What every text formatter returns for None, NaN and ±inf."""
 
-def format_bytes(n: float) -> str:
-    """Decimal units, as stored: 1 kB = 1e3, 1 MB = 1e6, 1 GB = 1e9 bytes."""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.0f} B"
+SI_UNITS = frozenset({"B", "B/s", "bit", "bit/s", "FLOP", "FLOP/s", "OP", "OP/s", "W", "J",
+                      "Wh", "Hz"})
+"""Units :func:`fmt` gives a decimal prefix (k, M, G, T, P) unless told ``si=False``."""
 
-
-def fmt_num(x: float) -> str:
-    a = abs(x)
-    if a >= 1e6:
-        return f"{x:,.3e}" if a >= 1e12 else f"{x:,.0f}"
-    if a >= 100:
-        return f"{x:,.0f}"
-    if a >= 1:
-        return f"{x:,.2f}"
-    return f"{x:.3g}"
-
-
-def fmt_time(s: float | None) -> str:
-    if s is None or not math.isfinite(s):
-        return "n/a"
-    if s < 1e-3:
-        return f"{s * 1e6:.3g} µs"
-    if s < 1:
-        return f"{s * 1e3:.3g} ms"
-    if s < 600:
-        return f"{s:.3g} s"
-    if s < 36_000:
-        return f"{s / 60:,.0f} min"
-    return f"{s / 3600:,.3g} h"
+# One step of a unit ladder: (size of the unit, its name, the first displayed value that
+# moves to the next step, decimals -- None for ``sig`` significant digits).
+_Step = tuple[float, str, float, int | None]
+_TIME: tuple[_Step, ...] = (
+    (1e-6, "µs", 1e3, None), (1e-3, "ms", 1e3, None), (1.0, "s", 600.0, None),
+    (60.0, "min", 600.0, 0), (3600.0, "h", math.inf, None))
+_BYTES: tuple[_Step, ...] = (
+    (1.0, "B", 1e3, 0), (1e3, "kB", 1e3, None), (1e6, "MB", 1e3, None),
+    (1e9, "GB", 1e3, None), (1e12, "TB", math.inf, None))
+_ENERGY: tuple[_Step, ...] = (
+    (1e-6, "µJ", 1e3, None), (1e-3, "mJ", 1e3, None), (1.0, "J", 3.6, None),
+    (3.6, "mWh", 1e3, None), (3600.0, "Wh", 1e3, None), (3.6e6, "kWh", math.inf, None))
+_PREFIXES: tuple[_Step, ...] = (
+    (1.0, "", 1e3, None), (1e3, "k", 1e3, None), (1e6, "M", 1e3, None),
+    (1e9, "G", 1e3, None), (1e12, "T", 1e3, None), (1e15, "P", math.inf, None))
 
 
-def tex_num(x: float) -> str:
-    """A number for LaTeX: 8.64e6 -> 8.64\\times10^{6}, 250000 -> 250{,}000."""
-    if x == 0:
+def _finite(x: float | None) -> float | None:
+    """``x`` as a float, or None when it is missing (None, NaN, ±inf)."""
+    if x is None:
+        return None
+    v = float(x)
+    return v + 0.0 if math.isfinite(v) else None  # + 0.0: no "-0"
+
+
+def _sig(v: float, sig: int) -> str:
+    """``v`` to ``sig`` significant digits; grouped from 1,000 (whole numbers unless ``sig``
+    asks for more digits); exponent form from 1e6."""
+    text = f"{v:.{sig}g}"
+    if abs(v) >= 1e6:
+        return text
+    rounded = abs(float(text))
+    if rounded < 1e3:
+        return text
+    return f"{v:,.{max(0, sig - 1 - math.floor(math.log10(rounded)))}f}"
+
+
+def _ladder(v: float, steps: Sequence[_Step], sig: int, unit: str = "") -> str:
+    """``v`` in the first step of ``steps`` where its *rounded* value stays below the bound."""
+    text = ""
+    for size, name, bound, decimals in steps:  # the last step's bound is inf
+        scaled = v * round(1 / size) if size < 1 else v / size  # as exact as v * 1e3
+        text = f"{_sig(scaled, sig) if decimals is None else f'{scaled:,.{decimals}f}'} {name}"
+        if abs(float(text.split(" ")[0].replace(",", ""))) < bound:
+            break
+    return text + unit
+
+
+# -- numbers ---------------------------------------------------------------------------------
+
+def fmt(x: float | None, unit: str | None = None, *, sig: int = 3,
+        si: bool | None = None) -> str:
+    """A number with ``sig`` significant digits and an optional unit.
+
+    ``fmt(8)`` -> ``8``, ``fmt(23.38)`` -> ``23.4``, ``fmt(86400)`` -> ``86,400``,
+    ``fmt(1.2e9)`` -> ``1.2e+09``; ``fmt(8.7e9, "FLOP")`` -> ``8.7 GFLOP``,
+    ``fmt(3.35e12, "B/s")`` -> ``3.35 TB/s``; ``fmt(583, "mWh")`` -> ``583 mWh``.
+    ``si`` forces the decimal prefix on (True) or off (False); by default a unit in
+    :data:`SI_UNITS` gets one and any other unit does not.
+    """
+    v = _finite(x)
+    if v is None:
+        return NA
+    if not unit:
+        return _sig(v, sig)
+    if unit in SI_UNITS if si is None else si:
+        return _ladder(v, _PREFIXES, sig, unit)
+    return f"{_sig(v, sig)} {unit}"
+
+
+def fmt_num(x: float | None) -> str:
+    """The ledger style for money and rates: ``12,139``, ``583``, ``23.38``, ``0.0014``.
+
+    Whole numbers with separators from 100, 2 decimals from 1 to 100, 3 significant digits
+    below 1, and ``1.234e+12`` from 10^12 on.
+    """
+    v = _finite(x)
+    if v is None:
+        return NA
+    a = abs(v)
+    if a >= 1e12:
+        return f"{v:,.3e}"
+    if a < 1:
+        text = f"{v:.3g}"
+        if abs(float(text)) < 1:
+            return text
+    if a < 100:
+        text = f"{v:,.2f}"
+        if abs(float(text.replace(",", ""))) < 100:
+            return text
+    return f"{v:,.0f}"
+
+
+def fmt_amount(x: float | None, unit: str, *, ledger: bool = False) -> str:
+    """``x`` and a unit that takes no prefix: ``583 mWh``, ``12 USD``; ``n/a`` when missing.
+
+    The number is :func:`fmt`'s (3 significant digits), or :func:`fmt_num`'s with
+    ``ledger=True`` (``23.38 USD``, ``12,139 USD``).
+    """
+    v = _finite(x)
+    if v is None:
+        return NA
+    return f"{fmt_num(v) if ledger else _sig(v, 3)} {unit}"
+
+
+def fmt_pct(x: float | None, *, sig: int = 3) -> str:
+    """A fraction as a percentage: 0.123 -> ``12.3%``, 1 -> ``100%``."""
+    v = _finite(x)
+    return NA if v is None else f"{_sig(100 * v, sig)}%"
+
+
+def fmt_tokens(n: int | None) -> str:
+    """A token count in binary thousands: 512 -> ``512``, 4096 -> ``4k``, 1280 -> ``1.25k``,
+    131072 -> ``128k`` (context lengths are powers of two)."""
+    if n is None:
+        return NA
+    if n < 1024:
+        return str(n)
+    k = n / 1024
+    return f"{k:g}k" if k == int(k) else f"{k:.3g}k"
+
+
+# -- quantities with units ---------------------------------------------------------------------
+
+def fmt_time(s: float | None, *, sig: int = 3) -> str:
+    """Seconds in µs (below 1 ms), ms, s (below 10 min), whole min (below 10 h) or h."""
+    v = _finite(s)
+    return NA if v is None else _ladder(v, _TIME, sig)
+
+
+def fmt_bytes(n: float | None, *, sig: int = 3) -> str:
+    """Bytes in decimal units, as stored: 1 kB = 1e3, 1 MB = 1e6, 1 GB = 1e9, 1 TB = 1e12."""
+    v = _finite(n)
+    return NA if v is None else _ladder(v, _BYTES, sig)
+
+
+def fmt_energy(j: float | None, *, sig: int = 3) -> str:
+    """Joules in µJ, mJ, J (below 3.6 J), then mWh, Wh and kWh (1 mWh = 3.6 J)."""
+    v = _finite(j)
+    return NA if v is None else _ladder(v, _ENERGY, sig)
+
+
+def byte_scale(n: float) -> tuple[float, str]:
+    """The largest byte unit not above ``n``, as ``(size, name)``: an axis scale
+    (3e10 -> ``(1e9, "GB")``); ``(1.0, "B")`` below 1 kB."""
+    for size, name, _bound, _decimals in reversed(_BYTES):
+        if abs(n) >= size:
+            return size, name
+    return 1.0, "B"
+
+
+def tex_num(x: float | None) -> str:
+    """A number for LaTeX: 8.64e6 -> ``8.64\\times10^{6}``, 250000 -> ``250{,}000``.
+
+    Exponent form (3 significant digits) from 10^6 and below 10^-3, :func:`fmt_num`'s
+    digits in between; ``\\infty`` for ±inf and ``\\text{n/a}`` for None or NaN.
+    """
+    if x is None or math.isnan(x):
+        return "\\text{n/a}"
+    if math.isinf(x):
+        return "\\infty" if x > 0 else "-\\infty"
+    v = float(x)
+    if v == 0:
         return "0"
-    a = abs(x)
+    a = abs(v)
     if a >= 1e6 or a < 1e-3:
-        mant, exp = f"{x:.3e}".split("e")
-        return f"{float(mant):.3g}\\times10^{{{int(exp)}}}"
-    return fmt_num(x).replace(",", "{,}")
+        mant, exp = f"{v:.2e}".split("e")
+        return f"{float(mant):g}\\times10^{{{int(exp)}}}"
+    return fmt_num(v).replace(",", "{,}")
 
+
+# -- the older names ---------------------------------------------------------------------------
+
+def format_bytes(n: float | None) -> str:
+    """:func:`fmt_bytes` (the name physics reasons and Lab 1 use)."""
+    return fmt_bytes(n)
+
+
+def fmt_count(x: float | None) -> str:
+    """:func:`fmt` without a unit: 8 -> ``8``, 23.38 -> ``23.4``, 86400 -> ``86,400``."""
+    return fmt(x)
+
+
+def fmt_si(x: float | None, unit: str) -> str:
+    """:func:`fmt` with a decimal prefix always: 256e6, ``"FLOP/s"`` -> ``256 MFLOP/s``."""
+    return fmt(x, unit, si=True)
+
+
+# -- JSON ------------------------------------------------------------------------------------
 
 def plain(x: object) -> object:
     """numpy -> Python, tuples -> lists, recursively (JSON-ready)."""
@@ -65,38 +256,3 @@ def plain(x: object) -> object:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
-
-
-def fmt_count(x: float) -> str:
-    """A count or amount for prose: 8 -> '8', 30.0 -> '30', 23.38 -> '23.4', 86400 ->
-    '86,400', 1.2e9 -> '1.2e+09'."""
-    a = abs(x)
-    if a >= 1e6:
-        return f"{x:.3g}"
-    if a >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.3g}"
-
-
-def fmt_si(x: float, unit: str) -> str:
-    """8.7e9 FLOP -> '8.7 GFLOP', 3.35e12 B/s -> '3.35 TB/s', 256e6 -> '256 MFLOP/s'."""
-    for size, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= size:
-            return f"{x / size:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}"
-
-
-def fmt_pct(x: float | None) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.3g}%"
-
-
-def fmt_energy(j: float) -> str:
-    if j >= 3.6:
-        return f"{j / 3.6:.3g} mWh" if j < 3600 else f"{j / 3600:.3g} Wh"
-    if j >= 1:
-        return f"{j:.3g} J"
-    return f"{j * 1e3:.3g} mJ" if j >= 1e-3 else f"{j * 1e6:.3g} µJ"
-
-
-def fmt_amount(x: float | None, unit: str) -> str:
-    return "n/a" if x is None else f"{fmt_count(x)} {unit}"

@@ -20,8 +20,9 @@ def lookup(parameter: str, table: Mapping[str, T], key: object) -> T:
     accepts either an id string or the registry object itself.
     """
     if not isinstance(key, str):
-        if key in table.values():
-            return key  # type: ignore[return-value]
+        for held in table.values():
+            if held is key or held == key:
+                return held
         raise UnknownIdError(f"{parameter} must be a registry id string, got {key!r}")
     if key in table:
         return table[key]

@@ -14,6 +14,9 @@ from numbers import Integral, Real
 from typing import TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from labkit.core.grids import PRECISIONS
 
 T = TypeVar("T")
 Number = float | np.ndarray
@@ -40,7 +43,7 @@ def _fail(name: str, requirement: str, value: object) -> ValueError:
     return ValueError(f"{name} must be {requirement}, got {shown}")
 
 
-def _all(cond: object) -> bool:
+def _all(cond: ArrayLike) -> bool:
     return bool(np.all(cond))
 
 
@@ -87,11 +90,10 @@ def positive_int(name: str, value: object, *, minimum: int = 1) -> int:
     """An integer >= minimum (integral floats such as 8.0 are accepted)."""
     if isinstance(value, bool | np.bool_):
         raise _fail(name, f"an integer >= {minimum}", value)
-    integral = isinstance(value, Integral) or (
-        isinstance(value, Real) and math.isfinite(float(value)) and float(value).is_integer()
-    )
-    if integral:
-        iv = int(value)  # type: ignore[call-overload]
+    if isinstance(value, Integral):
+        iv = int(value)
+    elif isinstance(value, Real) and math.isfinite(float(value)) and float(value).is_integer():
+        iv = int(float(value))
     else:
         raise _fail(name, f"an integer >= {minimum}", value)
     if iv < minimum:
@@ -119,4 +121,4 @@ def choice(name: str, value: T, choices: Iterable[T]) -> T:
 def precision_bits(name: str, value: object) -> int:
     """A storage precision in bits: one of 4, 8, 16, 32."""
     bits = positive_int(name, value)
-    return choice(name, bits, (4, 8, 16, 32))
+    return choice(name, bits, PRECISIONS)

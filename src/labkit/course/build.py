@@ -1,6 +1,12 @@
 """``labkit course build [--check]``: regenerate ``source/`` from the lab specs and
 ``release/`` with the real ``nbgrader generate_assignment``; ``--check`` rebuilds in a
 scratch copy and reports every file that differs from what is committed.
+
+The labs are :data:`labkit.labs.LABS`; each has its spec ``course/labs/<id>.py``, whose
+``build_notebook(track_id)`` renders the source notebook for one track. The tracks are
+every registered track (:data:`labkit.tracks.TRACKS`, including any an instructor
+registered) unless ``tracks`` (``--tracks``) names some; ``out`` (``--out``) builds into
+another course folder instead of the repository.
 """
 
 from __future__ import annotations
@@ -12,12 +18,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import nbformat
+
+from labkit import tracks as _tracks
+from labkit.labs.info import LabInfo
+from labkit.labs.registry import LABS
 
 LABS_DIR = Path("course") / "labs"
 GENERATED = ("source", "release")
@@ -35,6 +45,10 @@ class Assignment:
     def name(self) -> str:
         return f"{self.lab_id}_{self.track_id}"
 
+    @property
+    def lab(self) -> LabInfo:
+        return LABS[self.lab_id]
+
 
 def find_root(start: Path | None = None) -> Path:
     """The course repository root: the nearest parent holding ``course/labs``."""
@@ -45,41 +59,77 @@ def find_root(start: Path | None = None) -> Path:
     raise ValueError(f"root: no course/labs directory at or above {here}")
 
 
-def load_labs(root: Path) -> list[ModuleType]:
-    """Import every lab spec ``course/labs/lab*.py`` (instructor material, not installed)."""
-    specs = []
-    for path in sorted((root / LABS_DIR).glob("lab*.py")):
-        spec = importlib.util.spec_from_file_location(f"labkit_course_{path.stem}", path)
-        if spec is None or spec.loader is None:
-            raise ValueError(f"lab spec {path} cannot be imported")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        specs.append(module)
-    return specs
+def load_spec(root: Path, lab: str | LabInfo) -> ModuleType:
+    """Import a lab's spec ``course/labs/<id>.py`` (instructor material, not installed)."""
+    info = LABS.get_lab(lab)
+    path = root / LABS_DIR / f"{info.id}.py"
+    if not path.is_file():
+        raise ValueError(f"lab {info.id}: no spec {path}")
+    spec = importlib.util.spec_from_file_location(f"labkit_course_{info.id}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"lab spec {path} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def assignments(root: Path) -> Iterator[tuple[Assignment, ModuleType]]:
-    for lab in load_labs(root):
-        for track_id in lab.TRACKS:
-            yield Assignment(lab.LAB_ID, track_id, lab.NOTEBOOK), lab
+def load_labs(root: Path, labs: Sequence[str | LabInfo] | None = None
+              ) -> list[tuple[LabInfo, ModuleType]]:
+    """(lab, spec) for ``labs`` (default: every lab in :data:`~labkit.labs.LABS`).
+
+    A spec ``course/labs/lab*.py`` that is not in the registry is an error, not skipped:
+    its notebooks would import a lab package that does not exist.
+    """
+    unknown = sorted(p.stem for p in (root / LABS_DIR).glob("lab*.py") if p.stem not in LABS)
+    if unknown:
+        raise ValueError(f"course/labs: {', '.join(unknown)} not in labkit.labs.LABS "
+                         f"(have: {', '.join(LABS)})")
+    chosen = [LABS.get_lab(x) for x in labs] if labs is not None else list(LABS.values())
+    return [(info, load_spec(root, info)) for info in chosen]
 
 
-def write_sources(root: Path) -> list[Assignment]:
-    """Write ``source/<lab>_<track>/<notebook>.ipynb`` for every lab and track."""
+def track_ids(tracks: Sequence[str] | None = None) -> list[str]:
+    """``tracks`` checked against the track registry, or every registered track."""
+    if tracks is None:
+        return list(_tracks.TRACKS)
+    return [_tracks.get_track(t).id for t in tracks]
+
+
+def assignments(root: Path, labs: Sequence[str | LabInfo] | None = None,
+                tracks: Sequence[str] | None = None
+                ) -> Iterator[tuple[Assignment, ModuleType]]:
+    """Every (lab, track) assignment to build, with its lab's spec."""
+    ids = track_ids(tracks)
+    for info, spec in load_labs(root, labs):
+        for track_id in ids:
+            yield Assignment(info.id, track_id, info.module), spec
+
+
+def write_source(root: Path, a: Assignment, spec: ModuleType) -> Path:
+    """Write ``source/<lab>_<track>/<notebook>.ipynb`` for one assignment."""
+    nb = spec.build_notebook(a.track_id)
+    nbformat.validate(nb)
+    folder = root / "source" / a.name
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    path = folder / a.lab.notebook
+    nbformat.write(nb, path)
+    return path
+
+
+def write_sources(root: Path, labs: Sequence[str | LabInfo] | None = None,
+                  tracks: Sequence[str] | None = None) -> list[Assignment]:
+    """Write the source notebook of every lab and track (or of ``labs`` x ``tracks``)."""
     written = []
-    for a, lab in assignments(root):
-        nb = lab.build_notebook(a.track_id)
-        nbformat.validate(nb)
-        folder = root / "source" / a.name
-        if folder.exists():
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{a.notebook}.ipynb")
+    for a, spec in assignments(root, labs, tracks):
+        write_source(root, a, spec)
         written.append(a)
     return written
 
 
-def nbgrader(root: Path, *args: str, db_url: str | None = None) -> subprocess.CompletedProcess:
+def nbgrader(root: Path, *args: str,
+             db_url: str | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real ``nbgrader`` executable from this environment with the course config."""
     exe = Path(sys.executable).parent / "nbgrader"
     env = {**os.environ, "PATH": f"{exe.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
@@ -104,11 +154,36 @@ def generate_release(root: Path, items: list[Assignment]) -> None:
             nbgrader(root, "generate_assignment", a.name, "--force", db_url=db)
 
 
-def build(root: Path) -> list[Assignment]:
-    """Regenerate every source and release notebook in place."""
-    items = write_sources(root)
+def new_course_root(repo: Path, dest: Path) -> Path:
+    """A course folder at ``dest`` with the repository's ``course/`` (specs, nbgrader
+    configuration) and root ``nbgrader_config.py``, ready to :func:`build` into."""
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(repo / "course", dest / "course", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(repo / "nbgrader_config.py", dest / "nbgrader_config.py")
+    return dest
+
+
+def build(root: Path, labs: Sequence[str | LabInfo] | None = None,
+          tracks: Sequence[str] | None = None, out: Path | None = None) -> list[Assignment]:
+    """Regenerate the source and release notebooks of ``labs`` x ``tracks`` (default: every
+    lab and registered track) in place, or in the course folder ``out`` (made from
+    ``root`` by :func:`new_course_root` if it is another folder)."""
+    # Unknown labs or tracks fail here, before any file is written.
+    labs = [LABS.get_lab(x) for x in labs] if labs is not None else None
+    tracks = track_ids(tracks)
+    if out is not None and out.resolve() != root.resolve():
+        root = new_course_root(root, out)
+    items = write_sources(root, labs, tracks)
     generate_release(root, items)
     return items
+
+
+def build_lab(root: Path, lab: str | LabInfo, track: str,
+              out: Path | None = None) -> Assignment:
+    """Build one lab for one track: ``source/`` and ``release/`` of ``<lab>_<track>``."""
+    (item,) = build(root, [lab], [track], out)
+    return item
 
 
 def _tree(folder: Path) -> set[Path]:
@@ -120,9 +195,7 @@ def _tree(folder: Path) -> set[Path]:
 def stale_files(root: Path) -> list[str]:
     """Rebuild in a scratch copy; return the generated files that differ from ``root``."""
     with tempfile.TemporaryDirectory(prefix="labkit-build-check-") as tmp:
-        scratch = Path(tmp)
-        shutil.copytree(root / "course", scratch / "course")
-        shutil.copy(root / "nbgrader_config.py", scratch / "nbgrader_config.py")
+        scratch = new_course_root(root, Path(tmp))
         for name in GENERATED:
             (scratch / name).mkdir()
             readme = root / name / "README.md"

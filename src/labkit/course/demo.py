@@ -20,7 +20,6 @@ This module reads the **source** notebooks (solutions): instructor side only.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import shutil
@@ -28,20 +27,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
 from labkit.core.answers import AnswerStore
 from labkit.course.report import part_of
 from labkit.course.submission import ANSWERS_FILE, TIMESTAMP_FILE
+from labkit.labs.registry import LABS
 
 HONEST = ("full", "blank", "partial")
 PARTIAL_PARTS = ("A", "B")
 _SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION\n?", re.S)
 
 
-def _meta(cell: nbformat.NotebookNode) -> dict:
-    return cell.metadata.get("nbgrader", {})
+def _meta(cell: nbformat.NotebookNode) -> dict[str, Any]:
+    meta: dict[str, Any] = cell.metadata.get("nbgrader", {})
+    return meta
 
 
 def _solutions(source_nb: nbformat.NotebookNode) -> dict[str, str]:
@@ -50,9 +52,8 @@ def _solutions(source_nb: nbformat.NotebookNode) -> dict[str, str]:
             for c in source_nb.cells if _meta(c).get("solution")}
 
 
-def _commit(lab_id: str, notebook: str, track: str, folder: Path, parts: tuple[str, ...]) -> None:
-    module = importlib.import_module(f"labkit.labs.{notebook}")
-    lab = module.Lab(track, store=AnswerStore(folder / ANSWERS_FILE))
+def _commit(lab_id: str, track: str, folder: Path, parts: tuple[str, ...]) -> None:
+    lab = LABS.get_lab(lab_id).lab(track, store=AnswerStore(folder / ANSWERS_FILE))
     for letter in parts:
         p = lab.part(letter)
         p.predict.commit(p.predict.options[-1])
@@ -65,8 +66,7 @@ def write_honest(kind: str, root: Path, assignment: str, dest: Path) -> Path:
         raise ValueError(f"kind must be one of {HONEST}, got {kind!r}")
     lab_id, track = assignment.split("_", 1)
     release_dir = root / "release" / assignment
-    (nb_path,) = sorted(release_dir.glob("*.ipynb"))
-    notebook = nb_path.stem
+    nb_path = release_dir / LABS.get_lab(lab_id).notebook
     dest.mkdir(parents=True, exist_ok=True)
     nb = nbformat.read(nb_path, as_version=4)
     parts = {"full": ("A", "B", "C", "D"), "blank": (), "partial": PARTIAL_PARTS}[kind]
@@ -79,7 +79,7 @@ def write_honest(kind: str, root: Path, assignment: str, dest: Path) -> Path:
                     and (part_of(gid) in parts or (kind == "full" and not part_of(gid)))
                     and "predict" not in gid and "checkpoint" not in gid):
                 cell.source = solutions[gid]
-        _commit(lab_id, notebook, track, dest, parts)
+        _commit(lab_id, track, dest, parts)
     nbformat.write(nb, dest / nb_path.name)
     (dest / TIMESTAMP_FILE).write_text(
         datetime(2026, 11, 30, 12, 0, tzinfo=UTC).strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
@@ -90,7 +90,8 @@ def write_honest(kind: str, root: Path, assignment: str, dest: Path) -> Path:
 
 def _cells(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
     (cell,) = [c for c in nb.cells if _meta(c).get("grade_id") == grade_id]
-    return cell
+    found: nbformat.NotebookNode = cell
+    return found
 
 
 def _prefix(grade_id: str, code: str) -> Callable[[Path, Path], None]:
@@ -309,7 +310,7 @@ def expected(spec: Hostile, points: dict[str, float]) -> float:
 
 
 def write_fixture_set(root: Path, dest: Path, lab_id: str = "lab1",
-                      hostile_track: str = "cloud_fleet") -> dict[str, dict]:
+                      hostile_track: str = "cloud_fleet") -> dict[str, dict[str, Any]]:
     """Write honest submissions for every track and the hostile set for one track.
 
     Layout is nbgrader's ``submitted/<student>/<assignment>/``; ``expected.json`` maps
@@ -317,7 +318,7 @@ def write_fixture_set(root: Path, dest: Path, lab_id: str = "lab1",
     """
     if dest.exists():
         shutil.rmtree(dest)
-    expectations: dict[str, dict] = {}
+    expectations: dict[str, dict[str, Any]] = {}
     tracks = sorted(p.name.split("_", 1)[1] for p in (root / "release").glob(f"{lab_id}_*"))
     for track in tracks:
         assignment = f"{lab_id}_{track}"
@@ -345,12 +346,9 @@ def new_course(repo: Path, dest: Path, assignments: list[str]) -> str:
     repository ``repo`` and runs the real ``nbgrader generate_assignment``. Returns the
     gradebook URL.
     """
-    from labkit.course.build import nbgrader
+    from labkit.course.build import nbgrader, new_course_root
 
-    dest.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(repo / "course", dest / "course", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(repo / "nbgrader_config.py", dest / "nbgrader_config.py")
+    new_course_root(repo, dest)
     db_url = f"sqlite:///{dest / 'gradebook.db'}"
     for name in assignments:
         shutil.copytree(repo / "source" / name, dest / "source" / name, dirs_exist_ok=True)

@@ -23,7 +23,7 @@ import json
 import logging
 import re
 import warnings
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -243,8 +243,8 @@ def grade_rows(gb: Gradebook, course_root: Path, assignment: str) -> list[GradeR
         return []
     rows = []
     for sub in submissions:
-        parts: Counter[str] = Counter()
-        part_max: Counter[str] = Counter()
+        parts: defaultdict[str, float] = defaultdict(float)
+        part_max: defaultdict[str, float] = defaultdict(float)
         auto = auto_max = manual = manual_max = 0.0
         for notebook in sub.notebooks:
             for grade in notebook.grades:

@@ -6,11 +6,16 @@ banner -> predict (graded for completion) -> explore -> reveal -> math peek -> c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nbformat import NotebookNode
 
 from labkit.course import cells as c
+from labkit.labs.info import LabInfo
+from labkit.registries.hardware import get_hardware
+from labkit.registries.models import get_model
+from labkit.tracks import Track
 
 PREDICTION_POINTS = 1
 CHECKPOINT_POINTS = 1
@@ -87,6 +92,7 @@ keep it with your submission."""
 
 
 def setup_cell(module: str, track_id: str, ids: c.CellIds) -> NotebookNode:
+    """Imports, ``lab = Lab(TRACK)`` and the header widget of ``labkit.labs.<module>``."""
     source = f"""
 from labkit.grading import expect_choice, expect_committed, expect_number
 from labkit.labs.{module} import Lab
@@ -96,6 +102,42 @@ lab = Lab(TRACK)
 lab.header()
 """
     return c.code(source, ids.take("setup"))
+
+
+def notebook_title(info: LabInfo, t: Track) -> str:
+    """The notebook's title (its first heading and metadata): ``Lab 1 · ... — <track>``."""
+    return f"{info.heading} — {t.label}"
+
+
+def header_cells(info: LabInfo, t: Track, ids: c.CellIds, *, intro: str,
+                 rows: Sequence[tuple[str, str]] = ()) -> list[NotebookNode]:
+    """The opening markdown (title, ``intro``, the track table with ``rows`` added before
+    the time, the lab's objectives for this track, how a part works) and the setup cell.
+
+    Title, time and objectives come from the lab's :class:`~labkit.labs.info.LabInfo`.
+    """
+    hw, m = get_hardware(t.hardware_id), get_model(t.model_id)
+    objectives = "\n".join(f"{i}. {o}" for i, o in enumerate(info.objectives_for(t), 1))
+    table = [("Track", t.label), ("Hardware", hw.name), ("Model", m.name),
+             ("Stakeholder", f"{t.stakeholder.name}, {t.stakeholder.role}"), *rows,
+             ("Time", f"about {info.minutes_text}")]
+    table_md = "\n".join(f"| **{k}** | {v} |" for k, v in table)
+    text = f"""
+# {notebook_title(info, t)}
+
+{intro}
+
+| | |
+|---|---|
+{table_md}
+
+**You will be able to:**
+
+{objectives}
+
+{HOW_IT_WORKS}
+"""
+    return [c.markdown(text, ids.take("intro")), setup_cell(info.module, t.id, ids)]
 
 
 def finish(cells: list[NotebookNode], title: str) -> NotebookNode:

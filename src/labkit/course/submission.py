@@ -26,7 +26,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -108,6 +108,34 @@ def parse_notebook(raw: bytes) -> tuple[dict | None, Finding | None]:
     return data, None
 
 
+@dataclass
+class _Merge:
+    """The student's cells read against the release: what :func:`canonicalise` keeps.
+
+    ``by_id``/``index_of`` map each release grade id to its cell and position;
+    ``locked_sources`` are the (stripped) sources of the release's non-answer cells.
+    """
+
+    by_id: dict[str, nbformat.NotebookNode]
+    index_of: dict[str, int]
+    locked_sources: set[str]
+    findings: list[Finding] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+    # release index the scratch cells follow (-1: before the first) -> cells
+    extras: dict[int, list[dict]] = field(default_factory=dict)
+    seen: set[str] = field(default_factory=set)
+    anchor: int = -1
+
+    @classmethod
+    def of_release(cls, rel_cells: list[nbformat.NotebookNode]) -> _Merge:
+        return cls(by_id={c.metadata["nbgrader"]["grade_id"]: c for c in rel_cells
+                          if _grade_id(c)},
+                   index_of={gid: i for i, c in enumerate(rel_cells)
+                             if (gid := _grade_id(c))},
+                   locked_sources={(_source(c) or "").strip() for c in rel_cells
+                                   if not _is_solution(c)})
+
+
 def canonicalise(submitted: Mapping | None,
                  release: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[Finding]]:
     """Rebuild the graded notebook from ``release`` and the student's answers.
@@ -115,108 +143,134 @@ def canonicalise(submitted: Mapping | None,
     ``submitted`` is the parsed JSON of the student's notebook (``None`` when unreadable:
     the blank release is graded). Returns the notebook to grade and what was changed.
     """
-    findings: list[Finding] = []
     rel_cells = list(release.cells)
-    by_id = {c.metadata["nbgrader"]["grade_id"]: c for c in rel_cells
-             if _grade_id(c)}
-    answers: dict[str, str] = {}
-    extras: dict[int, list[dict]] = {}   # release index the scratch cells follow -> cells
-    seen: set[str] = set()
-    anchor = -1
-    index_of = {gid: i for i, c in enumerate(rel_cells) if (gid := _grade_id(c))}
-    locked_sources = {(_source(c) or "").strip() for c in rel_cells if not _is_solution(c)}
-
+    merge = _Merge.of_release(rel_cells)
     for pos, cell in enumerate(submitted.get("cells", []) if submitted else []):
-        if not isinstance(cell, Mapping) or cell.get("cell_type") not in (
-                "code", "markdown", "raw"):
-            findings.append(Finding("cell-dropped", f"cell {pos + 1} is not a valid notebook "
-                                    "cell and was not graded"))
-            continue
-        gid = _grade_id(cell)
-        src = _source(cell)
-        if gid is None:  # the student's own cell
-            if src is None:
-                findings.append(Finding("cell-dropped", f"cell {pos + 1} has an unreadable "
-                                        "source and was not graded"))
-            elif src.strip() and src.strip() in locked_sources:
-                pass  # a copy of an instructor cell stripped of its metadata: the original runs
-            else:
-                extras.setdefault(anchor, []).append(dict(cell))
-            continue
-        ref = by_id.get(gid)
-        if ref is None:
-            findings.append(Finding("cell-dropped", f"cell {pos + 1} claims grade id {gid!r}, "
-                                    "which is not in the assignment: not graded", flag=True))
-            continue
-        if gid in seen:
-            findings.append(Finding("cell-dropped", f"a second copy of {_describe(ref)} "
-                                    f"{gid!r} was not graded", flag=True))
-            continue
-        seen.add(gid)
-        anchor = index_of[gid]
-        if _is_solution(ref):
-            if cell.get("cell_type") != ref.cell_type or src is None:
-                findings.append(Finding("answer-unreadable", f"answer cell {gid!r} was changed "
-                                        f"to a {cell.get('cell_type')} cell or lost its "
-                                        "source: graded as unanswered", flag=True))
-            else:
-                answers[gid] = src
-            if cell.get("metadata", {}).get("nbgrader") != ref.metadata.get("nbgrader"):
-                findings.append(Finding("metadata-restored", f"the grading metadata of answer "
-                                        f"cell {gid!r} was edited: restored", flag=True))
-            continue
-        if src != ref.source or cell.get("cell_type") != ref.cell_type:
-            code = "test-restored" if _is_grade(ref) else "cell-restored"
-            findings.append(Finding(code, f"{_describe(ref)} {gid!r} was edited: the "
-                                    "original was graded", flag=_is_grade(ref)))
-        elif (cell.get("metadata", {}).get("nbgrader") != ref.metadata.get("nbgrader")
-              or (cell.get("metadata", {}).get("tags") or []) != (ref.metadata.get("tags")
-                                                                  or [])):
-            findings.append(Finding("metadata-restored", f"the metadata or tags of "
-                                    f"{_describe(ref)} {gid!r} were edited: restored",
-                                    flag=_is_grade(ref)))
-
+        _merge_cell(merge, pos, cell)
     if submitted is not None:
-        for gid, ref in by_id.items():
-            if gid in seen:
-                continue
-            if _is_solution(ref):
-                findings.append(Finding("answer-missing", f"answer cell {gid!r} is missing: "
-                                        "graded as unanswered"))
-            elif _is_grade(ref):
-                findings.append(Finding("test-readded", f"test cell {gid!r} was deleted: the "
-                                        "original was put back and graded", flag=True))
-            else:
-                findings.append(Finding("cell-readded", f"instructor cell {gid!r} was "
-                                        "deleted: put back"))
+        merge.findings.extend(_missing_cells(merge.by_id, merge.seen))
+    out = _assemble(release, rel_cells, merge.answers, merge.extras)
+    return out, [*merge.findings, *_grader_touch(out)]
 
+
+def _merge_cell(merge: _Merge, pos: int, cell: object) -> None:
+    """Read submitted cell number ``pos`` (0-based) into ``merge``."""
+    if not isinstance(cell, Mapping) or cell.get("cell_type") not in (
+            "code", "markdown", "raw"):
+        merge.findings.append(Finding("cell-dropped", f"cell {pos + 1} is not a valid "
+                                      "notebook cell and was not graded"))
+        return
+    gid = _grade_id(cell)
+    src = _source(cell)
+    if gid is None:  # the student's own cell
+        _merge_scratch(merge, pos, cell, src)
+        return
+    ref = merge.by_id.get(gid)
+    if ref is None:
+        merge.findings.append(Finding("cell-dropped", f"cell {pos + 1} claims grade id "
+                                      f"{gid!r}, which is not in the assignment: not graded",
+                                      flag=True))
+        return
+    if gid in merge.seen:
+        merge.findings.append(Finding("cell-dropped", f"a second copy of {_describe(ref)} "
+                                      f"{gid!r} was not graded", flag=True))
+        return
+    merge.seen.add(gid)
+    merge.anchor = merge.index_of[gid]
+    if _is_solution(ref):
+        _merge_answer(merge, gid, ref, cell, src)
+    else:
+        merge.findings.extend(_instructor_changes(gid, ref, cell, src))
+
+
+def _merge_scratch(merge: _Merge, pos: int, cell: Mapping, src: str | None) -> None:
+    """A cell without nbgrader metadata: kept after the last matched release cell."""
+    if src is None:
+        merge.findings.append(Finding("cell-dropped", f"cell {pos + 1} has an unreadable "
+                                      "source and was not graded"))
+    elif src.strip() and src.strip() in merge.locked_sources:
+        pass  # a copy of an instructor cell stripped of its metadata: the original runs
+    else:
+        merge.extras.setdefault(merge.anchor, []).append(dict(cell))
+
+
+def _merge_answer(merge: _Merge, gid: str, ref: nbformat.NotebookNode, cell: Mapping,
+                  src: str | None) -> None:
+    """An answer cell: its source is the student's, its metadata the release's."""
+    if cell.get("cell_type") != ref.cell_type or src is None:
+        merge.findings.append(Finding("answer-unreadable", f"answer cell {gid!r} was changed "
+                                      f"to a {cell.get('cell_type')} cell or lost its "
+                                      "source: graded as unanswered", flag=True))
+    else:
+        merge.answers[gid] = src
+    if cell.get("metadata", {}).get("nbgrader") != ref.metadata.get("nbgrader"):
+        merge.findings.append(Finding("metadata-restored", f"the grading metadata of answer "
+                                      f"cell {gid!r} was edited: restored", flag=True))
+
+
+def _instructor_changes(gid: str, ref: nbformat.NotebookNode, cell: Mapping,
+                        src: str | None) -> list[Finding]:
+    """What the student changed of an instructor cell (the release's copy is graded)."""
+    if src != ref.source or cell.get("cell_type") != ref.cell_type:
+        code = "test-restored" if _is_grade(ref) else "cell-restored"
+        return [Finding(code, f"{_describe(ref)} {gid!r} was edited: the original was "
+                        "graded", flag=_is_grade(ref))]
+    if (cell.get("metadata", {}).get("nbgrader") != ref.metadata.get("nbgrader")
+            or (cell.get("metadata", {}).get("tags") or []) != (ref.metadata.get("tags")
+                                                                or [])):
+        return [Finding("metadata-restored", f"the metadata or tags of {_describe(ref)} "
+                        f"{gid!r} were edited: restored", flag=_is_grade(ref))]
+    return []
+
+
+def _missing_cells(by_id: Mapping[str, nbformat.NotebookNode],
+                   seen: set[str]) -> list[Finding]:
+    """The release cells the submission does not have (all are put back)."""
+    found = []
+    for gid, ref in by_id.items():
+        if gid in seen:
+            continue
+        if _is_solution(ref):
+            found.append(Finding("answer-missing", f"answer cell {gid!r} is missing: "
+                                 "graded as unanswered"))
+        elif _is_grade(ref):
+            found.append(Finding("test-readded", f"test cell {gid!r} was deleted: the "
+                                 "original was put back and graded", flag=True))
+        else:
+            found.append(Finding("cell-readded", f"instructor cell {gid!r} was "
+                                 "deleted: put back"))
+    return found
+
+
+def _assemble(release: nbformat.NotebookNode, rel_cells: list[nbformat.NotebookNode],
+              answers: Mapping[str, str],
+              extras: Mapping[int, list[dict]]) -> nbformat.NotebookNode:
+    """The graded notebook: release cells (outputs cleared, answers filled in) with the
+    student's scratch cells after the release cell they followed."""
     out = nbformat.v4.new_notebook(metadata=nbformat.from_dict(dict(release.metadata)))
     used_ids = {c.get("id") for c in rel_cells}
-
-    def add_extras(key: int) -> None:
-        for raw in extras.get(key, []):
-            kind = raw["cell_type"]
-            maker = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
-                     "raw": nbformat.v4.new_raw_cell}[kind]
-            new = maker(source=_source(raw) or "")
-            while new.get("id") in used_ids:
-                new["id"] = uuid.uuid4().hex[:8]
-            used_ids.add(new.get("id"))
-            out.cells.append(new)
-
-    add_extras(-1)
+    out.cells.extend(_scratch_cell(raw, used_ids) for raw in extras.get(-1, []))
     for i, ref in enumerate(rel_cells):
         cell = nbformat.from_dict(json.loads(json.dumps(ref)))
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         gid = _grade_id(ref)
-        if gid in answers:
+        if gid is not None and gid in answers:
             cell.source = answers[gid]
         out.cells.append(cell)
-        add_extras(i)
+        out.cells.extend(_scratch_cell(raw, used_ids) for raw in extras.get(i, []))
+    return out
 
-    findings.extend(_grader_touch(out))
-    return out, findings
+
+def _scratch_cell(raw: Mapping, used_ids: set[str | None]) -> nbformat.NotebookNode:
+    """A fresh cell with only the source of the student's ``raw`` cell, a new unique id."""
+    maker = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
+             "raw": nbformat.v4.new_raw_cell}[raw["cell_type"]]
+    new = maker(source=_source(raw) or "")
+    while new.get("id") in used_ids:
+        new["id"] = uuid.uuid4().hex[:8]
+    used_ids.add(new.get("id"))
+    return new
 
 
 def _touches_grader(code: str) -> str | None:

@@ -28,6 +28,7 @@ import shutil
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 
 from labkit.course.submission import Finding, prepare
@@ -79,82 +80,26 @@ def _course_repository() -> list[str]:
 
 def run_job(job_dir: Path) -> dict:
     """Grade the job in ``job_dir``; always writes and returns its ``result.json``."""
-    from labkit.course.execution import (
-        GradingExecute,
-        SandboxKernelManager,
-        TimedSaveAutoGrades,
-    )
-    from labkit.course.sandbox import NOBODY, Policy, default_hide, default_keep
+    from labkit.course.execution import GradingExecute
 
     t0 = time.perf_counter()
     ensure_bin_on_path()
     job = json.loads((job_dir / "job.json").read_text())
     assignment, student = job["assignment"], job["student"]
-    course = job_dir / "course"
     findings: list[Finding] = []
     result: dict = {"assignment": assignment, "student": student, "status": "error"}
     GradingExecute.timings, GradingExecute.failures = {}, []
     try:
-        submitted = course / "submitted" / student / assignment
-        findings = prepare(job_dir / "raw", job_dir / "release", submitted, job["notebooks"])
-        source = course / "source" / assignment
-        shutil.copytree(job_dir / "source", source, dirs_exist_ok=True)
-        ipc = job_dir / "ipc"
-        ipc.mkdir(exist_ok=True)
-        workdir = course / "autograded" / student / assignment
-        policy = Policy(workdir=str(workdir), ipc_dir=str(ipc),
-                        hide=default_hide(job_dir.parent, *job.get("hide", []),
-                                          *_course_repository()),
-                        keep=default_keep(),
-                        mask=tuple(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
-                        uid=job.get("uid", NOBODY), root_dir=str(job_dir / "root"),
-                        memory_bytes=job["memory_bytes"],
-                        cpu_seconds=job["cpu_seconds"], isolate=job["isolate"])
-        SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
+        findings = _prepare_job(job_dir, job)
         t_prepared = time.perf_counter()
-
-        from nbconvert.preprocessors import ClearMetadataPreprocessor
-        from nbgrader.apps.api import NbGraderAPI
-        from nbgrader.coursedir import CourseDirectory
-        from nbgrader.preprocessors import (
-            AssignLatePenalties,
-            CheckCellMetadata,
-            IgnorePattern,
-            LimitOutput,
-        )
-        from traitlets.config import Config
-
-        db_url = f"sqlite:///{job_dir / 'gradebook.db'}"
-        cfg = Config()
-        cfg.CourseDirectory.root = str(course)
-        cfg.CourseDirectory.db_url = db_url
-        cfg.CourseDirectory.course_id = job["course_id"]
-        cfg.Autograde.autograde_preprocessors = [
-            GradingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-            TimedSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
-        cfg.Autograde.exclude_overwriting = {}
-        cfg.GradingExecute.timeout = job["timeout"]
-        cfg.GradingExecute.sandboxed = True
-        cfg.GradingExecute.max_output_bytes = job.get("output_bytes", 256 * 1024)
-        api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
-        outcome = api.autograde(assignment, student, force=True, create=True)
+        db_url = _autograde(job_dir, job)
         t_graded = time.perf_counter()
-        if not outcome.get("success"):
-            errors = [line for line in str(outcome.get("log", "")).splitlines()
-                      if "ERROR" in line or "Error" in line]
-            raise RuntimeError("nbgrader autograde failed: " + " | ".join(errors[-6:])
-                               + "\n" + str(outcome.get("log", ""))[-3000:])
         result.update(_read_results(db_url, job["course_id"], assignment, student))
         for failure in GradingExecute.failures:
             findings.append(Finding("kernel-failure", failure, flag=True))
         result["status"] = "graded"
-        timings = dict(GradingExecute.timings)
-        timings["prepare"] = t_prepared - t0
-        timings["nbgrader_other"] = max(0.0, t_graded - t_prepared
-                                        - timings.get("kernel_start", 0.0)
-                                        - timings.get("execute", 0.0)
-                                        - timings.get("database", 0.0))
-        result["timings"] = timings
+        result["timings"] = _timings(GradingExecute.timings, prepare=t_prepared - t0,
+                                     nbgrader=t_graded - t_prepared)
     except Exception as exc:  # a broken job is reported, never raised to the pool
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()[-4000:]
@@ -162,6 +107,85 @@ def run_job(job_dir: Path) -> dict:
     result["seconds"] = time.perf_counter() - t0
     _write_json(job_dir / RESULT, result)
     return result
+
+
+def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
+    """Lay out the job's nbgrader course (the canonical submission, the source files) and
+    point the sandboxed kernel manager at the job's policy; return the submission's
+    findings."""
+    from labkit.course.execution import SandboxKernelManager
+    from labkit.course.sandbox import NOBODY, Policy, default_hide, default_keep
+
+    assignment, student = job["assignment"], job["student"]
+    course = job_dir / "course"
+    submitted = course / "submitted" / student / assignment
+    findings = prepare(job_dir / "raw", job_dir / "release", submitted, job["notebooks"])
+    source = course / "source" / assignment
+    shutil.copytree(job_dir / "source", source, dirs_exist_ok=True)
+    ipc = job_dir / "ipc"
+    ipc.mkdir(exist_ok=True)
+    workdir = course / "autograded" / student / assignment
+    policy = Policy(workdir=str(workdir), ipc_dir=str(ipc),
+                    hide=default_hide(job_dir.parent, *job.get("hide", []),
+                                      *_course_repository()),
+                    keep=default_keep(),
+                    mask=tuple(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
+                    uid=job.get("uid", NOBODY), root_dir=str(job_dir / "root"),
+                    memory_bytes=job["memory_bytes"],
+                    cpu_seconds=job["cpu_seconds"], isolate=job["isolate"])
+    SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
+    return findings
+
+
+def _autograde(job_dir: Path, job: dict) -> str:
+    """Run nbgrader's autograde on the prepared job against its gradebook snapshot;
+    return the snapshot's database URL. Raises when nbgrader reports a failure."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        IgnorePattern,
+        LimitOutput,
+    )
+    from traitlets.config import Config
+
+    from labkit.course.execution import GradingExecute, TimedSaveAutoGrades
+
+    db_url = f"sqlite:///{job_dir / 'gradebook.db'}"
+    cfg = Config()
+    cfg.CourseDirectory.root = str(job_dir / "course")
+    cfg.CourseDirectory.db_url = db_url
+    cfg.CourseDirectory.course_id = job["course_id"]
+    cfg.Autograde.autograde_preprocessors = [
+        GradingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+        TimedSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    cfg.Autograde.exclude_overwriting = {}
+    cfg.GradingExecute.timeout = job["timeout"]
+    cfg.GradingExecute.sandboxed = True
+    cfg.GradingExecute.max_output_bytes = job.get("output_bytes", 256 * 1024)
+    api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+    outcome = api.autograde(job["assignment"], job["student"], force=True, create=True)
+    if not outcome.get("success"):
+        errors = [line for line in str(outcome.get("log", "")).splitlines()
+                  if "ERROR" in line or "Error" in line]
+        raise RuntimeError("nbgrader autograde failed: " + " | ".join(errors[-6:])
+                           + "\n" + str(outcome.get("log", ""))[-3000:])
+    return db_url
+
+
+def _timings(phases: Mapping[str, float], *, prepare: float,
+             nbgrader: float) -> dict[str, float]:
+    """The kernel phases timed during grading, plus ``prepare`` and the rest of the
+    ``nbgrader`` run (whatever of it the kernel phases and the database do not explain)."""
+    timings = dict(phases)
+    timings["prepare"] = prepare
+    timings["nbgrader_other"] = max(0.0, nbgrader
+                                    - timings.get("kernel_start", 0.0)
+                                    - timings.get("execute", 0.0)
+                                    - timings.get("database", 0.0))
+    return timings
 
 
 def grade_packed(payload: bytes, timeout: float) -> bytes:

@@ -4,31 +4,103 @@ A lab part is banner -> prediction (gates the reveal and, optionally, the explor
 live exploration (controls, readout, callouts, figures) -> reveal -> math peek ->
 checkpoint. :class:`LabPart` builds that skeleton once; a lab subclasses it per part and
 fills in the hooks (``_setup``, ``_hook``, ``_prediction_spec``, ``_checkpoint_spec``,
-``_refresh``, ``_reveal_body``).
+``_reveal_body`` and the refresh steps).
+
+Refresh steps: a part splits what it redraws into methods ``step(self, s)`` (``s``: the
+settings) marked with :func:`depends_on`, naming the controls (settings) each one reads.
+Moving a control runs only the steps that depend on it, in definition order; each step
+sets its marks in one :func:`~labkit.ui.update_marks` call (one ``hold_sync`` per
+widget). Values several steps share are methods marked with :func:`computed`: they are
+recomputed only when one of their inputs changes (the last result is kept), and a step
+may name a computed method among its dependencies to inherit its inputs. :data:`ALL`
+depends on every control. A part that declares no steps refreshes with ``_refresh`` (one
+step depending on every control). :meth:`LabPart.update` runs every step from scratch
+(construction, tests).
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
 import bqplot as bq
 import ipywidgets as ipw
 
-from labkit.core.answers import AnswerEntry
+from labkit import ui as lw
+from labkit.core.answers import AnswerEntry, AnswerValue
 from labkit.core.format import plain
-from labkit.tracks import PARTS, Track
-from labkit.ui import widgets as lw
+from labkit.labs.parts import PARTS
+from labkit.tracks import Track
 
 if TYPE_CHECKING:
     from labkit.core.answers import AnswerStore
 
 Spec = tuple[str, list[tuple[str, str]]]
 CheckSpec = tuple[str, list[tuple[str, str]], str, dict[str, str]]
+Settings = Mapping[str, Any]
+"""Control name -> current (plain) value, as :meth:`LabPart.settings` returns it."""
+
+ALL = "*"
+"""A dependency on every control (for :func:`depends_on` / :func:`computed`)."""
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+_DEPS_ATTR = "__labkit_depends_on__"
+_COMPUTED_ATTR = "__labkit_computed__"
 
 
-def _cards(items: Sequence[tuple[str, str, str, str]]) -> str:
+def depends_on(*names: str) -> Callable[[_F], _F]:
+    """Mark ``method(self, s)`` as a refresh step reading the settings ``names``.
+
+    Names are control names (a control a track does not have is simply never moved),
+    :data:`ALL`, or the names of :func:`computed` methods (their inputs are inherited).
+    """
+    def mark(fn: _F) -> _F:
+        setattr(fn, _DEPS_ATTR, tuple(names))
+        return fn
+    return mark
+
+
+def computed(*names: str) -> Callable[[_F], _F]:
+    """Mark ``method(self, s) -> value`` as a value shared by steps, reading ``names``.
+
+    The result is kept per part with the values of ``names`` it was computed from, and
+    recomputed only when one of them changes (:meth:`LabPart.update` starts afresh).
+    """
+    def mark(fn: _F) -> _F:
+        attr = fn.__name__
+
+        def cached(self: LabPart, s: Settings) -> Any:
+            key = self._computed_key(attr, s)
+            hit = self._computed.get(attr)
+            if hit is not None and hit[0] == key:
+                return hit[1]
+            value = fn(self, s)
+            self._computed[attr] = (key, value)
+            return value
+
+        cached.__name__, cached.__qualname__, cached.__doc__ = (
+            fn.__name__, fn.__qualname__, fn.__doc__)
+        setattr(cached, _COMPUTED_ATTR, tuple(names))
+        return cast(_F, cached)
+    return mark
+
+
+def _resolve(names: Sequence[str], computed_deps: Mapping[str, Sequence[str]],
+             seen: frozenset[str] = frozenset()) -> frozenset[str]:
+    """Setting names behind ``names``: computed methods expand to their own inputs."""
+    out: set[str] = set()
+    for n in names:
+        if n in computed_deps:
+            if n in seen:
+                raise ValueError(f"computed value {n!r} depends on itself")
+            out |= _resolve(computed_deps[n], computed_deps, seen | {n})
+        else:
+            out.add(n)
+    return frozenset(out)
+
+
+def metric_cards(items: Sequence[tuple[str, str, str, str]]) -> str:
     """Metric cards: (label, value, note, colour)."""
     cells = "".join(
         f"<div class='labkit-card' style='flex:1;min-width:150px;border:1px solid #d5d8dc;"
@@ -40,7 +112,7 @@ def _cards(items: Sequence[tuple[str, str, str, str]]) -> str:
     return f"<div style='display:flex;gap:8px;flex-wrap:wrap;margin:6px 0'>{cells}</div>"
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """An HTML table; cells are trusted HTML built here."""
     head = "".join(f"<th style='text-align:left;padding:3px 8px;border-bottom:2px solid #aab7b8'>"
                    f"{lw.esc(h)}</th>" for h in headers)
@@ -50,17 +122,20 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-def _ok(flag: bool) -> str:
+def pass_mark(flag: bool) -> str:
+    """A green "pass" or red "fail" badge."""
     return ("<span style='color:#1e8449;font-weight:700'>✔ pass</span>" if flag
             else "<span style='color:#c0392b;font-weight:700'>✖ fail</span>")
 
 
-def _verdict(predicted: object, actual: object) -> str:
+def verdict_mark(predicted: object, actual: object) -> str:
+    """A green "matches" or amber "differs" badge for a prediction against the answer."""
     return ("<span style='color:#1e8449;font-weight:700'>✔ matches</span>" if predicted == actual
             else "<span style='color:#b9770e;font-weight:700'>✖ differs</span>")
 
 
-def _md_entry(q: lw._Question, e: AnswerEntry | None) -> str:
+def md_entry(q: lw.Question, e: AnswerEntry | None) -> str:
+    """One committed answer as Markdown text (first answer, then any revision)."""
     if e is None:
         return "not committed"
     text = f"{q.label_for(e.first)} (committed {e.first_at})"
@@ -69,7 +144,8 @@ def _md_entry(q: lw._Question, e: AnswerEntry | None) -> str:
     return text
 
 
-def _download_link(text: str, filename: str, mime: str, label: str) -> str:
+def download_link(text: str, filename: str, mime: str, label: str) -> str:
+    """An ``<a download>`` link carrying ``text`` as a base64 data URL."""
     b64 = base64.b64encode(text.encode("utf-8")).decode("ascii")
     return (f"<a download='{lw.esc(filename)}' href='data:{mime};charset=utf-8;base64,{b64}' "
             f"target='_blank' class='labkit-download' style='color:#1f6fb2;"
@@ -91,6 +167,8 @@ class LabPart:
 
     Class attributes set by each lab: ``lab_id`` (answer-store namespace), ``titles`` and
     ``minutes`` (per part letter) and ``kicker`` (text before "Part X" in the banner).
+    ``refresh_steps`` (derived from the :func:`depends_on` marks) maps each refresh step
+    to the settings it reads; a control change runs the steps that read it.
     """
 
     letter = ""
@@ -98,15 +176,33 @@ class LabPart:
     titles: ClassVar[Mapping[str, str]] = {}
     minutes: ClassVar[Mapping[str, str]] = {}
     kicker: ClassVar[str] = ""
+    refresh_steps: ClassVar[Mapping[str, frozenset[str]]] = {"_refresh": frozenset({ALL})}
+    _computed_inputs: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 
-    def __init__(self, lab: _LabLike) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        comp: dict[str, tuple[str, ...]] = {}
+        raw: dict[str, tuple[str, ...]] = {}
+        for klass in reversed(cls.__mro__):
+            for name, attr in vars(klass).items():
+                if hasattr(attr, _COMPUTED_ATTR):
+                    comp[name] = getattr(attr, _COMPUTED_ATTR)
+                if hasattr(attr, _DEPS_ATTR):
+                    raw[name] = getattr(attr, _DEPS_ATTR)
+        cls._computed_inputs = {k: tuple(sorted(_resolve(v, comp))) for k, v in comp.items()}
+        cls.refresh_steps = ({k: _resolve(v, comp) for k, v in raw.items()} if raw
+                             else {"_refresh": frozenset({ALL})})
+
+    def __init__(self, lab: LabLike) -> None:
         self.lab = lab
         self.track: Track = lab.track
         self.title = self.titles[self.letter]
         self.controls: dict[str, ipw.ValueWidget] = {}
         self.figures: dict[str, bq.Figure] = {}
         self.callouts: dict[str, lw.Callout] = {}
-        self.results: dict[str, object] = {}
+        self.results: dict[str, Any] = {}
+        self._computed: dict[str, tuple[tuple[object, ...], Any]] = {}
+        self.last_steps: tuple[str, ...] = ()
         self.readout = ipw.HTML()
         self.readout.add_class("labkit-readout")
         self.details = ipw.HTML()
@@ -127,8 +223,9 @@ class LabPart:
                                "answer appears here.")
         cq, copts, cexpected, cfeedback = self._checkpoint_spec()
         self.checkpoint_expected = cexpected
+        feedback: dict[AnswerValue, str] = dict(cfeedback.items())
         self.checkpoint = lw.Checkpoint(self.lab_id, answer_key(tid, self.letter, "checkpoint"),
-                                        cq, copts, lab.store, feedback=cfeedback)
+                                        cq, copts, lab.store, feedback=feedback)
         body = ipw.VBox([ipw.VBox(list(self.controls.values())), self.readout,
                          *self.callouts.values(), *self._figure_rows(), self.details])
         body.add_class("labkit-explore-body")
@@ -138,6 +235,7 @@ class LabPart:
                 body, "Commit your prediction above to unlock the controls and charts.")
         self.explore = ipw.VBox([content])
         self.explore.add_class(f"labkit-explore-{self.letter}")
+        self._control_names = {id(ctl): name for name, ctl in self.controls.items()}
         for ctl in self.controls.values():
             ctl.observe(self._on_change, names="value")
         self.predict.on_commit(lambda _entry: self._render_reveal())
@@ -159,7 +257,8 @@ class LabPart:
     def _checkpoint_spec(self) -> CheckSpec:
         raise NotImplementedError
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
+    def _refresh(self, s: Settings) -> None:
+        """The single refresh step of a part that declares none with :func:`depends_on`."""
         raise NotImplementedError
 
     def _reveal_body(self) -> str:
@@ -181,9 +280,11 @@ class LabPart:
         return {name: plain(ctl.value) for name, ctl in self.controls.items()}
 
     def update(self) -> None:
-        """Recompute from the current control values and redraw (the control callback)."""
-        self._refresh(self.settings())
-        self._render_reveal()
+        """Recompute everything from the current control values and redraw: every refresh
+        step, with no shared value reused (construction and tests; controls run only the
+        steps that depend on them)."""
+        self._computed.clear()
+        self._run_steps(None)
 
     def banner(self) -> ipw.HTML:
         tr = self.track
@@ -199,7 +300,7 @@ class LabPart:
     def state(self) -> dict[str, object]:
         """JSON-serialisable snapshot: settings, answers, computed answer and results."""
         pe, ce = self.predict.entry, self.checkpoint.entry
-        return plain({
+        return cast(dict[str, object], plain({
             "part": self.letter, "title": self.title, "track": self.track.id,
             **self._state_extra(), "settings": self.settings(),
             "prediction": {
@@ -214,11 +315,29 @@ class LabPart:
                 "current_correct": None if ce is None else ce.current == self.checkpoint_expected,
             },
             "results": self.results,
-        })  # type: ignore[return-value]
+        }))
 
     # -- internals -------------------------------------------------------------------------
-    def _on_change(self, _change: object) -> None:
-        self.update()
+    def _on_change(self, change: Mapping[str, Any]) -> None:
+        name = self._control_names.get(id(change["owner"]))
+        self._run_steps(None if name is None else frozenset({name}))
+
+    def _run_steps(self, changed: frozenset[str] | None) -> None:
+        """Run the refresh steps reading any of ``changed`` (None: all), then the reveal."""
+        s = self.settings()
+        ran = []
+        for step, deps in self.refresh_steps.items():
+            if changed is None or ALL in deps or not deps.isdisjoint(changed):
+                getattr(self, step)(s)
+                ran.append(step)
+        self.last_steps = tuple(ran)
+        self._render_reveal()
+
+    def _computed_key(self, name: str, s: Settings) -> tuple[object, ...]:
+        inputs = self._computed_inputs[name]
+        if ALL in inputs:
+            return tuple(s.items())
+        return tuple(s.get(n) for n in inputs)
 
     def _render_reveal(self) -> None:
         value = self._reveal_body() if self.predict.committed else ""
@@ -229,10 +348,10 @@ class LabPart:
         e = self.predict.entry
         assert e is not None
         first = self.predict.label_for(e.first)
-        line = f"You predicted <b>{lw.esc(first)}</b> {_verdict(e.first, self.expected)}"
+        line = f"You predicted <b>{lw.esc(first)}</b> {verdict_mark(e.first, self.expected)}"
         if e.revised:
             line += (f"; revised to <b>{lw.esc(self.predict.label_for(e.current))}</b> "
-                     f"{_verdict(e.current, self.expected)}")
+                     f"{verdict_mark(e.current, self.expected)}")
         return line
 
     def _set_details(self, html: str) -> None:
@@ -244,7 +363,7 @@ class LabPart:
             self.readout.value = html
 
 
-class _LabLike:
+class LabLike(Protocol):
     """What a part needs from its lab (for type checkers only)."""
 
     track: Track

@@ -312,7 +312,7 @@ def _continuous_tau(w: _Workload, batch: int) -> tuple[float, float, bool]:
     tau(b) = step(b) + scheduler overhead; prefills stall decode: tau_eff = tau / (1 - rho_p)
     with rho_p = rate x prefill(1); occupancy b = rate x E[tokens - 1] x tau_eff(b), <= B.
     """
-    rho_p = w.rate * w.prefill[0]
+    rho_p = float(w.rate * w.prefill[0])
     stable = rho_p < 1.0
     stretch = 1.0 / (1.0 - min(rho_p, _MAX_PREFILL_SHARE))
     decode_tokens = float(np.mean(w.lengths - 1))
@@ -351,17 +351,17 @@ def _capacity(w: _Workload, policy: str, batch: int) -> float:
     """Saturated requests/s of one replica under ``policy`` with ``batch`` slots."""
     mean_decode = float(np.mean(w.lengths - 1))
     if policy == "none":
-        return 1.0 / (w.prefill[0] + mean_decode * w.step[0])
+        return float(1.0 / (w.prefill[0] + mean_decode * w.step[0]))
     if policy == "continuous" and not w.single_step:
         tau_b = w.step[batch - 1] + w.scheduler_overhead_s
-        return 1.0 / (w.prefill[0] + mean_decode * tau_b / batch)
+        return float(1.0 / (w.prefill[0] + mean_decode * tau_b / batch))
     extra = w.scheduler_overhead_s if policy == "continuous" else 0.0
     groups = w.lengths.size // batch
     if groups:
         longest = w.lengths[: groups * batch].reshape(groups, batch).max(axis=1).mean()
     else:
         longest = float(w.lengths.max())
-    return batch / (extra + w.prefill[batch - 1] + (longest - 1) * w.step[batch - 1])
+    return float(batch / (extra + w.prefill[batch - 1] + (longest - 1) * w.step[batch - 1]))
 
 
 def _quantiles(x: np.ndarray, extra: float) -> tuple[float, float, float, float]:

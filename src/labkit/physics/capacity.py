@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def max_batch_within_slo(hardware: str | Hardware, model: str | Model, context_t
     Dense models solve this in closed form; MoE weight reads grow with B, so the largest
     B is found by bisection on the monotone step time.
     """
-    t = v.positive("tpot_s", tpot_s)
+    t = float(v.positive("tpot_s", tpot_s))
     return int(_max_batch(hardware, model, context_tokens, t, np.asarray([devices]),
                           weight_bits, kv_bits, mode)[0])
 
@@ -92,23 +93,63 @@ def max_batch_within_slo(hardware: str | Hardware, model: str | Model, context_t
 def _max_batch(hardware: str | Hardware, model: str | Model, context_tokens: float,
                tpot_s: float, devices: np.ndarray, weight_bits: int, kv_bits: int,
                mode: str | Derating, cap: int = 1 << 20) -> np.ndarray:
-    """Vectorised over ``devices``: largest B with step(B) <= tpot_s (0 if none)."""
-    out = np.zeros(devices.shape, dtype=np.int64)
-    for i, d in enumerate(devices):  # at most a few dozen device counts
-        lo, hi = 0, 1
-        while hi <= cap and _step(hardware, model, hi, context_tokens, int(d), weight_bits,
-                                  kv_bits, mode) <= tpot_s:
-            lo, hi = hi, hi * 2
-        hi = min(hi, cap + 1)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if _step(hardware, model, mid, context_tokens, int(d), weight_bits, kv_bits,
-                     mode) <= tpot_s:
-                lo = mid
-            else:
-                hi = mid
-        out[i] = lo
+    """Vectorised over ``devices``: largest B <= ``cap`` with step(B) <= tpot_s (0 if none).
+
+    Dense models: the step is linear in B, (W + B (c + k)) / d + o, so
+    B = floor((d (T - o) - W) / (c + k)) is taken and checked exactly at B and B + 1 (one
+    roofline call); any device count where that check does not settle it -- and every MoE
+    model, whose weight read grows with B -- is bisected on the monotone step time.
+    """
+    m = get_model(model)
+    dev = np.asarray(devices, dtype=np.int64)
+    out = np.full(dev.shape, -1, dtype=np.int64)
+    if not m.is_moe and dev.size:
+        out = _dense_max_batch(hardware, m, context_tokens, tpot_s, dev, weight_bits,
+                               kv_bits, mode, cap)
+    for i in np.flatnonzero(out < 0):  # at most a few dozen device counts
+        out[i] = _bisect_max_batch(hardware, m, context_tokens, tpot_s, int(dev[i]),
+                                   weight_bits, kv_bits, mode, cap)
     return out
+
+
+def _dense_max_batch(hardware: str | Hardware, model: Model, context_tokens: float,
+                     tpot_s: float, devices: np.ndarray, weight_bits: int, kv_bits: int,
+                     mode: str | Derating, cap: int) -> np.ndarray:
+    """Closed-form B per device count, -1 where the exact check at B and B + 1 fails."""
+    r = decode_roofline(hardware, model, 1, context_tokens, weight_bits, kv_bits, tp=1,
+                        mode=mode)
+    per_seq = float(r.compute_step_s) + float(r.kv_step_s)
+    est = np.floor((devices * (tpot_s - float(r.overhead_step_s)) - float(r.weight_step_s))
+                   / per_seq)
+    b = np.clip(est, 0, cap).astype(np.int64)
+    probe = np.concatenate([np.maximum(b, 1), b + 1]).astype(float)
+    q = decode_roofline(hardware, model, probe, context_tokens, weight_bits, kv_bits, tp=1,
+                        mode=mode)
+    dev2 = np.concatenate([devices, devices]).astype(float)
+    step = ((np.asarray(q.weight_step_s) + np.asarray(q.compute_step_s)
+             + np.asarray(q.kv_step_s)) / dev2 + np.asarray(q.overhead_step_s))
+    ok_b, ok_next = step[:devices.size] <= tpot_s, step[devices.size:] <= tpot_s
+    settled = np.where(b == 0, ~ok_next, ok_b & (~ok_next | (b == cap)))
+    return np.where(settled, b, -1)
+
+
+def _bisect_max_batch(hardware: str | Hardware, model: Model, context_tokens: float,
+                      tpot_s: float, devices: int, weight_bits: int, kv_bits: int,
+                      mode: str | Derating, cap: int) -> int:
+    """Largest B <= cap with step(B) <= tpot_s, by doubling then bisection (0 if none)."""
+    lo, hi = 0, 1
+    while hi <= cap and _step(hardware, model, hi, context_tokens, devices, weight_bits,
+                              kv_bits, mode) <= tpot_s:
+        lo, hi = hi, hi * 2
+    hi = min(hi, cap + 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _step(hardware, model, mid, context_tokens, devices, weight_bits, kv_bits,
+                 mode) <= tpot_s:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _step(hardware: str | Hardware, model: str | Model, batch: int, context_tokens: float,
@@ -160,8 +201,8 @@ def size_deployment(hardware: str | Hardware, model: str | Model, users: int,
     hw = get_hardware(hardware)
     m = require_transformer(get_model(model))
     u = v.positive_int("users", users)
-    s = v.positive("context_tokens", context_tokens)
-    t = v.positive("tpot_s", tpot_s)
+    s = float(v.positive("context_tokens", context_tokens))
+    t = float(v.positive("tpot_s", tpot_s))
     dmax = v.positive_int("max_devices_per_replica", max_devices_per_replica)
     if dmax & (dmax - 1):
         raise ValueError(f"max_devices_per_replica must be a power of two, got {dmax}")
@@ -180,8 +221,9 @@ def size_deployment(hardware: str | Hardware, model: str | Model, users: int,
     b_slo[fits] = _max_batch(hw, m, s, t, devices[fits], wbits, kv_bits, d)
     per_replica = np.minimum(np.minimum(b_kv, b_slo), u)
     ok = per_replica >= 1
-    base = dict(hardware=hw.id, model=m.id, users=u, context_tokens=float(s), tpot_s=float(t),
-                weights_floor_devices=floor_a, kv_headroom_devices=axis_b)
+    base: dict[str, Any] = dict(hardware=hw.id, model=m.id, users=u, context_tokens=s,
+                                tpot_s=t, weights_floor_devices=floor_a,
+                                kv_headroom_devices=axis_b)
     if not ok.any():
         reason = ("weights and one sequence's KV do not fit" if not fits.any() else
                   f"even one sequence misses TPOT {t * 1e3:g} ms")

@@ -94,9 +94,10 @@ def state_capacity(hardware: str | Hardware, model: str | Model, context_tokens:
                              "or frame + activations, bytes)")
         per_session = float(v.positive("state_bytes_per_request", state_bytes_per_request))
         kind, ctx_out = "window+activations", None
-    on_flash = hw.flash_bytes is not None and not m.is_transformer
-    if on_flash:
-        weight_limit = d * float(hw.flash_bytes)  # type: ignore[arg-type]
+    flash = hw.flash_bytes
+    on_flash = flash is not None and not m.is_transformer
+    if flash is not None and on_flash:
+        weight_limit = d * float(flash)
         weights_fit = weights <= weight_limit
         free = memory
         location = "flash"

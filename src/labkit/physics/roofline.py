@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -128,7 +129,7 @@ def knee_batch(hardware: str | Hardware, model: str | Model, context_tokens: flo
     weight term drops below the compute + KV floor; in its own additive model that point
     is :func:`weight_amortised_batch`, B*/(1 + S/L*).)
     """
-    s = v.non_negative("context_tokens", context_tokens)
+    s = float(v.non_negative("context_tokens", context_tokens))
     b_star = critical_batch(hardware, model, weight_bits, precision, mode) / _sparsity(model)
     ratio = s / balance_context(hardware, model, kv_bits, precision, mode)
     if ratio >= 1.0:
@@ -141,7 +142,7 @@ def weight_amortised_batch(hardware: str | Hardware, model: str | Model, context
                            precision: str | None = None,
                            mode: str | Derating = "peak") -> float:
     """B = B* / (1 + S/L*), sequences: per-token weight time equals the compute + KV floor."""
-    s = v.non_negative("context_tokens", context_tokens)
+    s = float(v.non_negative("context_tokens", context_tokens))
     b_star = critical_batch(hardware, model, weight_bits, precision, mode) / _sparsity(model)
     return b_star / (1.0 + s / balance_context(hardware, model, kv_bits, precision, mode))
 
@@ -181,13 +182,13 @@ def step_weight_params(model: str | Model, batch: object, tp: int = 1,
     m = require_transformer(get_model(model))
     t = v.positive_int("tp", tp)
     b = v.positive("batch", batch)
-    attn = m.attention_params_per_layer
+    attn: float = m.attention_params_per_layer
     if not m.uses_mla:
         kv_proj = 2 * m.hidden * m.kv_heads * m.d_head
         attn = (attn - kv_proj) / t + kv_proj * kv_fraction_per_device(m, t)
     else:
         attn = attn / t
-    params = attn * m.layers
+    params: float | np.ndarray = attn * m.layers
     if m.is_moe:
         moe_layers = m.layers - m.dense_layers
         touched = expected_experts_touched(m, b) + m.shared_experts
@@ -255,8 +256,8 @@ def decode_roofline(hardware: str | Hardware, model: str | Model, batch: object 
     terms = np.stack([weight_step, compute_step, kv_step, overhead_step])
     regime = np.asarray(REGIMES)[np.argmax(terms, axis=0)]
 
-    def out(x: np.ndarray) -> np.ndarray | float:
-        return float(x) if x.ndim == 0 else x
+    def out(x: float | np.ndarray) -> np.ndarray | float:
+        return float(x) if np.ndim(x) == 0 else x
 
     return DecodeRoofline(
         batch=out(b), context_tokens=out(s), tp=t, mode=d.name,
@@ -270,9 +271,9 @@ def decode_roofline(hardware: str | Hardware, model: str | Model, batch: object 
 
 
 def bound_regime(hardware: str | Hardware, model: str | Model, batch: float,
-                 context_tokens: float, **kwargs: object) -> str:
+                 context_tokens: float, **kwargs: Any) -> str:
     """The largest term at one point: memory-, compute-, kv- or overhead-bound."""
-    r = decode_roofline(hardware, model, batch, context_tokens, **kwargs)  # type: ignore[arg-type]
+    r = decode_roofline(hardware, model, batch, context_tokens, **kwargs)
     return str(r.regime)
 
 
@@ -314,8 +315,8 @@ def memory_budget(hardware: str | Hardware, model: str | Model, context_tokens: 
     used = weights + kv + transient
     cap = hw.usable_memory_bytes
 
-    def out(x: np.ndarray) -> np.ndarray | float:
-        return float(x) if x.ndim == 0 else x
+    def out(x: float | np.ndarray) -> np.ndarray | float:
+        return float(x) if np.ndim(x) == 0 else x
 
     over = used > cap
     return MemoryBudget(

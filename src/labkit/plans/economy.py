@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labkit.core.format import fmt_amount, fmt_num, fmt_time
 from labkit.core.units import DAYS_PER_YEAR
 from labkit.physics.economy import Crossover, cost_crossover
 from labkit.plans.serving import release_guardrails, serving_plan, track_capacity
@@ -60,26 +61,22 @@ class TrackEconomy:
                                 self.plan, self.guardrails)
         unit = str(t["cost_unit"])
         cross = c["crossover_days"]
-        cross_txt = (f"{cross:,.3g} days" if isinstance(cross, float)
+        cross_txt = (fmt_amount(cross, "days") if isinstance(cross, float)
                      else f"not within {c['horizon_days']} days")
 
+        def money(x: object) -> str:  # as Lab 1 shows money: 12,139 USD, 23.38 USD
+            return fmt_amount(x, unit, ledger=True)  # type: ignore[arg-type]
+
         def s(x: object) -> str:
-            return "n/a" if x is None else f"{float(x) * 1e3:,.4g} ms"  # type: ignore[arg-type]
+            return fmt_time(x)  # type: ignore[arg-type]
 
-        def n(x: object) -> str:
-            f = float(x)  # type: ignore[arg-type]
-            if abs(f) >= 1e3:
-                return f"{f:,.0f}"
-            return f"{f:,.2f}" if abs(f) >= 1 else f"{f:.4g}"
-
-        daily = pl["daily_cost"]
         rows = [
             (f"{t['label']} ({t['id']})", ""),
             ("hardware / model", f"{t['hardware_id']} / {t['model_id']}"),
-            ("setup cost", f"{n(t['setup_cost'])} {unit}"),
-            ("cost per event", f"{n(t['cost_per_event'])} {unit}"),
-            ("events per day", n(c["events_per_day"])),
-            ("recurring per day", f"{n(c['daily_cost'])} {unit}"),
+            ("setup cost", money(t["setup_cost"])),
+            ("cost per event", money(t["cost_per_event"])),
+            ("events per day", fmt_num(c["events_per_day"])),  # type: ignore[arg-type]
+            ("recurring per day", money(c["daily_cost"])),
             ("crossover", cross_txt),
             ("prefill / input pass", s(ph["prefill_s"])),
             ("decode / decision", s(ph["decode_s"])),
@@ -89,8 +86,8 @@ class TrackEconomy:
             ("capacity", str(cap["reason"])),
             ("plan", f"{pl['policy']}, {pl['replicas']} replica(s), "
                      f"{pl['total_devices']} device(s)"),
-            ("plan cost per day", "n/a" if daily is None else f"{n(daily)} {unit}"),
-            ("daily budget", f"{n(t['daily_budget'])} {unit}"),
+            ("plan cost per day", money(pl["daily_cost"])),
+            ("daily budget", money(t["daily_budget"])),
             ("guardrails", "all pass" if g["passed"] else f"{g['binding']} binds"),
             ("reason", str(g["reason"])),
         ]
@@ -121,7 +118,7 @@ def track_economy(track: str | Track) -> TrackEconomy:
             "events_per_day": cross.events_per_day, "daily_cost": cross.daily_cost,
             "weekly_cost": cross.weekly_cost, "crossover_days": cross.crossover_days,
             "horizon_days": cross.horizon_days,
-            "annual_recurring_cost": cross.daily_cost * DAYS_PER_YEAR,  # type: ignore[operator]
+            "annual_recurring_cost": cross.daily_cost * DAYS_PER_YEAR,
         },
         phases={
             "kind": ph.kind, "prefill_s": ph.prefill_s, "decode_s": ph.decode_s,

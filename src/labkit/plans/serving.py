@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any, TypedDict
 
 from labkit.core import validation as v
 from labkit.core.units import SECONDS_PER_HOUR
@@ -98,12 +99,34 @@ class ServingPlan:
         return out
 
 
+class _PlanCommon(TypedDict):
+    """The :class:`ServingPlan` fields that do not depend on whether the plan fits."""
+
+    track_id: str
+    policy: str
+    weight_bits: int
+    kv_bits: int
+    devices_per_replica: int
+    context_tokens: float | None
+    demand_rate_per_s: float
+    cost_unit: str
+    capacity: StateCapacity
+    baseline_daily_cost: float | None
+
+
 def _daily_cost(tr: Track, devices: int, utilisation: float) -> float:
     """USD: devices x price/h x active hours. Energy: devices x W x busy s / J per unit."""
     if tr.cost_unit == "USD":
-        return devices * float(tr.price_per_device_hour) * tr.active_hours_per_day  # type: ignore[arg-type]
+        if tr.price_per_device_hour is None:
+            raise ValueError(f"price_per_device_hour: track {tr.id} rents its devices (USD) "
+                             "but gives no price")
+        return devices * float(tr.price_per_device_hour) * tr.active_hours_per_day
+    power, per_unit = tr.power_w, tr.joules_per_cost_unit
+    if power is None or per_unit is None:
+        raise ValueError(f"power_w: track {tr.id} pays in {tr.cost_unit} but its hardware "
+                         f"{tr.hardware_id} has no power figure")
     busy_s = min(1.0, utilisation) * tr.active_hours_per_day * SECONDS_PER_HOUR
-    return devices * float(tr.power_w) * busy_s / float(tr.joules_per_cost_unit)  # type: ignore[arg-type]
+    return devices * float(power) * busy_s / float(per_unit)
 
 
 def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
@@ -139,13 +162,13 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
         base = serving_plan(tr, demand_rate_per_s=demand, mode=mode, n_requests=n_requests,
                             seed=seed, with_baseline=False)
         baseline = base.daily_cost
-    common = {"track_id": tr.id, "policy": pol, "weight_bits": wb, "kv_bits": kb,
-              "devices_per_replica": dev, "context_tokens": cap.context_tokens,
-              "demand_rate_per_s": demand, "cost_unit": tr.cost_unit, "capacity": cap,
-              "baseline_daily_cost": baseline}
+    common = _PlanCommon(track_id=tr.id, policy=pol, weight_bits=wb, kv_bits=kb,
+                         devices_per_replica=dev, context_tokens=cap.context_tokens,
+                         demand_rate_per_s=demand, cost_unit=tr.cost_unit, capacity=cap,
+                         baseline_daily_cost=baseline)
     if cap.oom:
         return ServingPlan(
-            **common, batch_size=0, feasible=False, reason=cap.reason,  # type: ignore[arg-type]
+            **common, batch_size=0, feasible=False, reason=cap.reason,
             replica_capacity_requests_per_s=0.0, replicas=0, total_devices=0,
             exceeds_max_replicas=False, replica_arrival_rate_per_s=0.0, utilisation=0.0,
             policy_result=None, daily_cost=None, cost_per_event=None,
@@ -154,17 +177,17 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
     kw = track_inputs(tr, batch_size=slots, weight_bits=wb, kv_bits=kb,
                       devices_per_replica=dev, mode=mode)
     if output_tokens_cv is not None and tr.is_transformer:
-        kw["cv"] = output_tokens_cv
+        kw["cv"] = float(v.non_negative("output_tokens_cv", output_tokens_cv))
     probe = simulate_policy(pol, arrival_rate_per_s=demand, n_requests=n_requests, seed=seed,
-                            **kw)  # type: ignore[arg-type]
+                            **kw)
     per_replica = probe.capacity_requests_per_s
     replicas = max(1, math.ceil(demand / (umax * per_replica) - 1e-12))
     exceeds = tr.max_replicas is not None and replicas > tr.max_replicas
-    if exceeds:
-        replicas = int(tr.max_replicas)  # type: ignore[arg-type]
+    if tr.max_replicas is not None and exceeds:
+        replicas = int(tr.max_replicas)
     rate = demand / replicas
     result = simulate_policy(pol, arrival_rate_per_s=rate, n_requests=n_requests, seed=seed,
-                             **kw)  # type: ignore[arg-type]
+                             **kw)
     utilisation = rate / per_replica
     daily = _daily_cost(tr, replicas * dev, utilisation)
     events = demand * tr.active_hours_per_day * SECONDS_PER_HOUR
@@ -174,7 +197,7 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
     if exceeds:
         reason += f"; demand needs more than the {tr.max_replicas} device(s) available"
     return ServingPlan(
-        **common, batch_size=slots, feasible=True, reason=reason,  # type: ignore[arg-type]
+        **common, batch_size=slots, feasible=True, reason=reason,
         replica_capacity_requests_per_s=per_replica, replicas=replicas,
         total_devices=replicas * dev, exceeds_max_replicas=exceeds,
         replica_arrival_rate_per_s=rate, utilisation=utilisation, policy_result=result,
@@ -184,7 +207,7 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
 
 # -- release guardrails --------------------------------------------------------------------
 
-def track_policies(track: object, *, batch_size: int | None = None, cv: object = None,
+def track_policies(track: str | Track, *, batch_size: int | None = None, cv: object = None,
                    mean_tokens: object = None, lengths: object = None,
                    arrival_rate_per_s: object = None, slo_s: object = None,
                    weight_bits: int | None = None, kv_bits: int | None = None,
@@ -209,13 +232,16 @@ def track_policies(track: object, *, batch_size: int | None = None, cv: object =
     if lengths is not None:
         kw["mean_tokens"], kw["cv"] = None, None
     elif cv is not None:
-        kw["cv"] = cv
-    for key, value in (("slo_s", slo_s), ("timeout_s", timeout_s),
-                       ("scheduler_overhead_s", scheduler_overhead_s)):
-        if value is not None:
-            kw[key] = value
+        kw["cv"] = float(v.non_negative("cv", cv))
+    if slo_s is not None:
+        kw["slo_s"] = float(v.positive("slo_s", slo_s))
+    if timeout_s is not None:
+        kw["timeout_s"] = float(v.non_negative("timeout_s", timeout_s))
+    if scheduler_overhead_s is not None:
+        kw["scheduler_overhead_s"] = float(v.non_negative("scheduler_overhead_s",
+                                                          scheduler_overhead_s))
     return compare_policies(arrival_rate_per_s=arrival_rate_per_s, lengths=lengths,
-                            n_requests=n_requests, seed=seed, **kw)  # type: ignore[arg-type]
+                            n_requests=n_requests, seed=seed, **kw)
 
 
 @dataclass(frozen=True)
@@ -256,7 +282,7 @@ def quality_loss(track: str | Track, weight_bits: int) -> float:
 
 
 def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
-                       **plan_kwargs: object) -> GuardrailReport:
+                       **plan_kwargs: Any) -> GuardrailReport:
     """Check a plan (or ``serving_plan(track, **plan_kwargs)``) against the track's limits.
 
     memory: weights + one session fit (value = bytes needed in the binding memory);
@@ -265,7 +291,7 @@ def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
     ``min_kv_bits`` (transformers); cost: daily cost within ``daily_budget``.
     """
     tr = get_track(track)
-    p = plan if plan is not None else serving_plan(tr, **plan_kwargs)  # type: ignore[arg-type]
+    p = plan if plan is not None else serving_plan(tr, **plan_kwargs)
     cap = p.capacity
     needed = cap.bytes_per_session + (cap.weight_bytes if cap.weight_location == "memory"
                                       else 0.0)

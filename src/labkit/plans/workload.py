@@ -6,16 +6,38 @@ model and numbers; these functions fill those numbers from a :class:`~labkit.tra
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+import numpy as np
+
 from labkit.core import validation as v
 from labkit.physics.batching import (
     step_tables,
 )
 from labkit.physics.phases import RequestPhases, request_phases
 from labkit.physics.roofline import Derating
-from labkit.tracks import get_track
+from labkit.tracks import Track, get_track
 
 
-def track_phases(track: object, *, prompt_tokens: object = None, output_tokens: object = None,
+class PolicyInputs(TypedDict):
+    """:func:`~labkit.physics.batching.compare_policies` / ``simulate_policy`` keywords for
+    one replica of a track, everything but the arrival rate. Seconds, tokens, counts."""
+
+    step_s_by_batch: np.ndarray
+    prefill_s_by_batch: np.ndarray
+    slo_s: float
+    slo_metric: str
+    slo_quantile: float
+    ttft_slo_s: float | None
+    mean_tokens: float | None
+    cv: float | None
+    timeout_s: float
+    scheduler_overhead_s: float
+    arrival: str
+    streams: int
+
+
+def track_phases(track: str | Track, *, prompt_tokens: object = None, output_tokens: object = None,
                  weight_bits: int | None = None, kv_bits: int | None = None,
                  devices_per_replica: int | None = None, batch: int | None = None,
                  mode: str | Derating = "achievable") -> RequestPhases:
@@ -39,10 +61,10 @@ def track_phases(track: object, *, prompt_tokens: object = None, output_tokens: 
     )
 
 
-def track_inputs(track: object, *, batch_size: int | None = None,
+def track_inputs(track: str | Track, *, batch_size: int | None = None,
                  weight_bits: int | None = None, kv_bits: int | None = None,
                  devices_per_replica: int | None = None, mean_tokens: object = None,
-                 mode: str | Derating = "achievable") -> dict[str, object]:
+                 mode: str | Derating = "achievable") -> PolicyInputs:
     """Keyword arguments of :func:`compare_policies` for one replica of a track (no rate).
 
     Step and prefill tables come from :func:`step_tables` at the track's precision and
@@ -51,10 +73,10 @@ def track_inputs(track: object, *, batch_size: int | None = None,
 
     tr = get_track(track)
     bsz = tr.batch_size if batch_size is None else batch_size
-    out_tokens = None
+    out_tokens: int | None = None
     if tr.is_transformer:
-        out_tokens = tr.output_tokens if mean_tokens is None else mean_tokens
-        out_tokens = max(1, round(float(v.positive("mean_tokens", out_tokens))))
+        wanted = tr.output_tokens if mean_tokens is None else mean_tokens
+        out_tokens = max(1, round(float(v.positive("mean_tokens", wanted))))
     step, prefill = step_tables(
         tr.hardware_id, tr.model_id, bsz, prompt_tokens=tr.prompt_tokens,
         output_tokens=out_tokens,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from labkit.core.lookup import lookup
 from labkit.core.units import GB, TFLOPS, GiB, KiB, MiB
@@ -70,11 +71,11 @@ class Hardware:
         return self.flops() / self.memory_bandwidth
 
 
-def _hw(**kw: object) -> Hardware:
-    kw["peak_flops"] = MappingProxyType(dict(kw["peak_flops"]))  # type: ignore[arg-type]
-    kw["sources"] = MappingProxyType(dict(kw["sources"]))  # type: ignore[arg-type]
-    kw["topology"] = MappingProxyType(dict(kw.get("topology", {})))  # type: ignore[arg-type]
-    return Hardware(**kw)  # type: ignore[arg-type]
+def _hw(**kw: Any) -> Hardware:
+    kw["peak_flops"] = MappingProxyType(dict(kw["peak_flops"]))
+    kw["sources"] = MappingProxyType(dict(kw["sources"]))
+    kw["topology"] = MappingProxyType(dict(kw.get("topology", {})))
+    return Hardware(**kw)
 
 
 _NV_PRICE = "representative on-demand cloud list price per GPU-hour, 2025 (varies by provider)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from labkit.core.lookup import lookup
 
@@ -136,9 +137,9 @@ class Model:
         return self.layers * 2 * self.kv_heads * self.d_head
 
 
-def _m(**kw: object) -> Model:
-    kw["sources"] = MappingProxyType(dict(kw["sources"]))  # type: ignore[arg-type]
-    return Model(**kw)  # type: ignore[arg-type]
+def _m(**kw: Any) -> Model:
+    kw["sources"] = MappingProxyType(dict(kw["sources"]))
+    return Model(**kw)
 
 
 _LLAMA3 = "Meta Llama 3 / 3.1 model card and config.json"

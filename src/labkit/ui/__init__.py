@@ -1,1 +1,56 @@
+"""Kernel-side widget components for the labs (ipywidgets 8 + bqplot, no custom JS).
 
+One namespace for the labs -- ``from labkit import ui as lw``; ``lw.Callout``,
+``lw.figure``, ... -- gathered from focused modules:
+
+* :mod:`labkit.ui.html` -- :func:`esc`, :data:`PALETTE` / :data:`SERIES`, :class:`Callout`,
+  :class:`MathPeek`, :class:`RevealGate`;
+* :mod:`labkit.ui.questions` -- :class:`Prediction`, :class:`Checkpoint` and their base
+  :class:`Question` (commit, lock, revise beside the first answer, restore from the file);
+* :mod:`labkit.ui.charts` -- bqplot scales, figures, marks, :func:`update_marks`,
+  :func:`log_domain` / :func:`lin_top`;
+* :mod:`labkit.ui.controls` -- sliders, toggles and dropdowns whose bounds keep invalid
+  states unreachable, :func:`context_control`.
+"""
+
+from labkit.core.format import fmt_tokens as format_tokens
+from labkit.core.grids import PRECISIONS, context_options
+from labkit.ui.charts import (
+    bar_mark,
+    figure,
+    hline_mark,
+    lin_top,
+    line_mark,
+    log_domain,
+    make_scale,
+    scatter_mark,
+    set_domain,
+    set_hline,
+    set_vline,
+    update_marks,
+    vline_mark,
+    vlines_mark,
+)
+from labkit.ui.controls import (
+    DESC_STYLE,
+    choice_control,
+    context_control,
+    devices_control,
+    float_control,
+    int_control,
+    log_control,
+    precision_control,
+    selection_control,
+)
+from labkit.ui.html import CALLOUT_KINDS, PALETTE, SERIES, Callout, MathPeek, RevealGate, esc
+from labkit.ui.questions import Checkpoint, Options, Prediction, Question
+
+__all__ = [
+    "CALLOUT_KINDS", "DESC_STYLE", "PALETTE", "PRECISIONS", "SERIES", "Callout",
+    "Checkpoint", "MathPeek", "Options", "Prediction", "Question", "RevealGate", "bar_mark",
+    "choice_control", "context_control", "context_options", "devices_control", "esc",
+    "figure", "float_control", "format_tokens", "hline_mark", "int_control", "lin_top",
+    "line_mark", "log_control", "log_domain", "make_scale", "precision_control",
+    "scatter_mark", "selection_control", "set_domain", "set_hline", "set_vline",
+    "update_marks", "vline_mark", "vlines_mark",
+]

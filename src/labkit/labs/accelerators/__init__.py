@@ -23,13 +23,45 @@ Answers are kept in an :class:`~labkit.core.answers.AnswerStore` under lab id ``
 keys ``"<track>.<part>.prediction"`` / ``"<track>.<part>.checkpoint"`` / ``"<track>.memo"``.
 The synthesis reads the student's Lab 1 entry from the design ledger and records Lab 2's.
 Part D's live check is :func:`labkit.plans.design.design_check`, the same function a grader
-calls.
+calls. Its identity (id, title, time, objectives per scenario, part titles, report files) is
+:data:`~labkit.labs.accelerators.info.INFO`.
 """
 
-from labkit.labs.accelerators.info import LAB_ID, LAB_TITLE, PART_TITLES
-from labkit.labs.accelerators.lab import Lab
-from labkit.labs.common import answer_key
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from labkit.labs.accelerators.info import (
+    INFO,
+    LAB_ID,
+    LAB_TITLE,
+    PART_TITLES,
+    REPORT_JSON,
+    REPORT_MD,
+)
 from labkit.plans.design import design_check, scenario
 
-__all__ = ["LAB_ID", "LAB_TITLE", "PART_TITLES", "Lab", "answer_key", "design_check",
-           "scenario"]
+if TYPE_CHECKING:
+    from labkit.labs.accelerators.lab import Lab
+    from labkit.labs.common import answer_key
+
+__all__ = ["INFO", "LAB_ID", "LAB_TITLE", "PART_TITLES", "REPORT_JSON", "REPORT_MD", "Lab",
+           "answer_key", "design_check", "scenario"]
+
+
+def __getattr__(name: str) -> object:
+    """``Lab`` and ``answer_key`` load the widget stack on first use, so that
+    :data:`labkit.labs.LABS` (which reads :data:`INFO`) imports no widgets."""
+    value: object
+    if name == "Lab":
+        from labkit.labs.accelerators import lab
+
+        value = lab.Lab
+    elif name == "answer_key":
+        from labkit.labs import common
+
+        value = common.answer_key
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

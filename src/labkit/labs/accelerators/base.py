@@ -1,29 +1,36 @@
-"""TODO doc."""
+"""What every Lab 2 part shares: the :class:`Part` base (hardware, model and scenario of
+the track, figures two per row, the takeaway hook) and :func:`feedback_map`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 import ipywidgets as ipw
 
+from labkit import ui as lw
 from labkit.labs.accelerators.info import LAB_ID, PART_MINUTES, PART_TITLES
-from labkit.labs.common import (
-    LabPart,
-)
+from labkit.labs.common import LabLike, LabPart
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model
-from labkit.ui import widgets as lw
+
+
+class Lab2Like(LabLike, Protocol):
+    """What a Lab 2 part needs from its lab: also the track's scenario."""
+
+    scenario: str
 
 
 def feedback_map(opts: Sequence[tuple[str, str]], expected: str, good: str,
-              bad: str) -> dict[str, str]:
+                 bad: str) -> dict[str, str]:
+    """Checkpoint feedback: ``good`` for the expected option, ``bad`` for the others."""
     return {val: (good if val == expected else bad) for _, val in opts}
 
 
 class Part(LabPart):
     """A Lab 2 part (the skeleton is :class:`labkit.labs.common.LabPart`); subclasses also
-    define ``takeaway``. Controls call :meth:`update`, which recomputes only what depends on
-    them."""
+    define ``takeaway``. A control runs only the refresh steps that depend on it (see
+    :func:`labkit.labs.common.depends_on`); :meth:`update` redraws everything."""
 
     lab_id = LAB_ID
     titles = PART_TITLES
@@ -33,7 +40,7 @@ class Part(LabPart):
     def _init_context(self) -> None:
         self.hw: Hardware = get_hardware(self.track.hardware_id)
         self.model: Model = get_model(self.track.model_id)
-        self.scenario = self.lab.scenario
+        self.scenario: str = cast(Lab2Like, self.lab).scenario
 
     def _state_extra(self) -> dict[str, object]:
         return {"scenario": self.scenario}
@@ -50,7 +57,6 @@ class Part(LabPart):
                         else pair[0])
         return rows
 
-    # -- public ----------------------------------------------------------------------------
     # -- internals -------------------------------------------------------------------------
     def _computed_line(self) -> str:
         return (f"<div>{self._prediction_line()}.</div><div>Computed at the track defaults: "

@@ -1,29 +1,33 @@
-"""TODO doc."""
+"""Lab 2 Part A for a transformer track: the decode roofline (the CNN one is
+:mod:`labkit.labs.accelerators.part_a_cnn`)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import (
     fmt_count,
-    fmt_si,
     fmt_time,
     format_bytes,
     tex_num,
 )
-from labkit.core.grids import PRECISIONS, pow2
+from labkit.core.grids import pow2
 from labkit.core.units import bits_to_bytes
 from labkit.labs.accelerators.base import Part, feedback_map
-from labkit.labs.common import CheckSpec, Spec, _cards
-from labkit.physics.kvcache import kv_bytes_per_token
-from labkit.physics.phases import (
-    cnn_compute_precision,
-    cnn_inference_time,
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
 )
+from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.roofline import (
+    DecodeRoofline,
+    MemoryBudget,
     balance_context,
     critical_batch,
     decode_roofline,
@@ -32,8 +36,6 @@ from labkit.physics.roofline import (
     memory_budget,
 )
 from labkit.plans.design import MODES
-from labkit.registries.hardware import Hardware
-from labkit.ui import widgets as lw
 from labkit.ui.charts import lin_top, log_domain
 
 # -- Part A: the roofline -----------------------------------------------------------------------
@@ -46,16 +48,41 @@ BATCH_OPTIONS = tuple(pow2(1024))
 
 class PartALM(Part):
     """Decode roofline of a transformer: weight fetch, compute and KV read vs batch and context,
-    with B*, L* and the knee; peak vs achievable side by side."""
+    with B*, L* and the knee; peak vs achievable side by side.
+
+    Refresh steps: the batch sweep reads the context, roofline and precisions (not the
+    batch); the context sweep the batch, roofline and precisions (not the context); the
+    batching-gain curve only the roofline and precisions; the peak-vs-achievable bars the
+    batch, context and precisions (not the roofline toggle); "per token / per step" only
+    re-slices the sweeps. The points, readout, callouts and math peek read every control.
+    """
 
     letter = "A"
 
     def _setup(self) -> None:
         tr, m = self.track, self.model
         self.tp = tr.devices_per_replica
-        self.ctx0 = int(tr.context_tokens)  # type: ignore[arg-type]
+        self.ctx0 = int(tr.context_tokens or 0)
         self.b0 = int(tr.batch_size)
         opts = sorted(set(BATCH_OPTIONS) | {self.b0})
+        self._setup_controls(opts)
+        self.bgrid = np.geomspace(1, max(opts), 61)
+        self.cgrid = np.geomspace(256, m.max_context, 61)
+        d0 = decode_roofline(self.hw, m, self.b0, self.ctx0, tr.weight_bits, tr.kv_bits,
+                             tp=self.tp, mode="peak")
+        self.default_point = d0
+        self._expected = str(d0.regime)
+        self._setup_batch_chart(max(opts))
+        self._setup_context_chart()
+        self._setup_gain_chart(max(opts))
+        self._setup_modes_chart()
+        self._callout("oom", "danger")
+        self._callout("slo", "danger")
+        self._callout("kv_floor", "warn")
+        self._callout("boundary", "success")
+
+    def _setup_controls(self, opts: list[int]) -> None:
+        tr, m = self.track, self.model
         c = self.controls
         c["batch"] = lw.selection_control("Batch (sequences per decode step)",
                                           [(str(b), b) for b in opts], self.b0)
@@ -70,15 +97,10 @@ class PartALM(Part):
         c["view"] = lw.choice_control("Show time", [("per token", "token"),
                                                     ("per step", "step")], "token",
                                       style="toggle")
-        self.bgrid = np.geomspace(1, max(opts), 61)
-        self.cgrid = np.geomspace(256, m.max_context, 61)
-        d0 = decode_roofline(self.hw, m, self.b0, self.ctx0, tr.weight_bits, tr.kv_bits,
-                             tp=self.tp, mode="peak")
-        self.default_point = d0
-        self._expected = str(d0.regime)
 
+    def _setup_batch_chart(self, b_max: int) -> None:
         labels = [*_TERMS, "total"]
-        bx, by = lw.make_scale("log", 1, max(opts)), lw.make_scale("log", 1e-4, 1.0)
+        bx, by = lw.make_scale("log", 1, b_max), lw.make_scale("log", 1e-4, 1.0)
         self.sb_y = by
         self.m_b = lw.line_mark(self.bgrid, np.ones((5, self.bgrid.size)), bx, by,
                                 colors=_TERM_COLORS, labels=labels, legend=True)
@@ -95,6 +117,9 @@ class PartALM(Part):
             title="Decode time vs batch at your context", legend=True,
             legend_location="top-right", x_tick_format=".0f", y_tick_format=".2~g")
 
+    def _setup_context_chart(self) -> None:
+        m = self.model
+        labels = [*_TERMS, "total"]
         cx, cy = lw.make_scale("log", 256, m.max_context), lw.make_scale("log", 1e-4, 1.0)
         self.sc_y = cy
         self.m_c = lw.line_mark(self.cgrid, np.ones((5, self.cgrid.size)), cx, cy,
@@ -108,11 +133,13 @@ class PartALM(Part):
             title="Decode time vs context at your batch", legend=True,
             legend_location="top-left", x_tick_format=".3~s", y_tick_format=".2~g")
 
+    def _setup_gain_chart(self, b_max: int) -> None:
+        m = self.model
         gx, gy = lw.make_scale("log", 256, m.max_context), lw.make_scale("log", 1.0, 10.0)
         self.sg_y = gy
         self.m_gain = lw.line_mark(self.cgrid, np.ones(self.cgrid.size), gx, gy,
                                    colors=[lw.PALETTE["teal"]],
-                                   labels=[f"gain B=1 → {max(opts)}"], legend=True)
+                                   labels=[f"gain B=1 → {b_max}"], legend=True)
         self.m_gain_l = lw.vline_mark(256.0, gx, color=lw.PALETTE["red"], label="L*",
                                       legend=True)
         self.m_gain_pt = lw.scatter_mark([256.0], [1.0], gx, gy)
@@ -122,20 +149,17 @@ class PartALM(Part):
             title="Short context: batching pays. Long context: it stalls", legend=True,
             legend_location="bottom-left", x_tick_format=".3~s", y_tick_format=".3~g")
 
+    def _setup_modes_chart(self) -> None:
         px, py = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.sp_y = py
         self.m_pk = lw.bar_mark(list(MODES), np.zeros((4, 2)), px, py,
                                 colors=_TERM_COLORS[:4], labels=list(_TERMS), legend=True)
-        self.m_pk_slo = lw.hline_mark(tr.slo_s * 1e3, py, color=lw.PALETTE["red"],
+        self.m_pk_slo = lw.hline_mark(self.track.slo_s * 1e3, py, color=lw.PALETTE["red"],
                                       label="TPOT SLO", legend=True)
         self.figures["modes"] = lw.figure(
             [self.m_pk, self.m_pk_slo], px, py, x_label="roofline",
             y_label="time per step (ms)", title="Peak vs achievable at your point",
             legend=True, legend_location="top-left")
-        self._callout("oom", "danger")
-        self._callout("slo", "danger")
-        self._callout("kv_floor", "warn")
-        self._callout("boundary", "success")
 
     def _hook(self) -> str:
         tr = self.track
@@ -170,69 +194,151 @@ class PartALM(Part):
                "falls with B; past L* the per-sequence KV read dominates and stays.")
         return q, opts, "kv_floor", feedback_map(opts, "kv_floor", good, bad)
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        tr, hw, m = self.track, self.hw, self.model
-        b, ctx = int(s["batch"]), int(s["context"])  # type: ignore[call-overload]
-        mode, view = str(s["mode"]), str(s["view"])
-        wb, kb = int(s["weight_bits"]), int(s["kv_bits"])  # type: ignore[call-overload]
-        other = "achievable" if mode == "peak" else "peak"
+    # -- shared values ---------------------------------------------------------------------
+    def _roofline(self, s: Settings, batch: object, ctx: object,
+                  mode: str | None = None) -> DecodeRoofline:
+        return decode_roofline(self.hw, self.model, batch, ctx, int(s["weight_bits"]),
+                               int(s["kv_bits"]), tp=self.tp, mode=mode or str(s["mode"]))
+
+    @computed("context", "mode", "weight_bits", "kv_bits")
+    def _sweep_b(self, s: Settings) -> tuple[DecodeRoofline, DecodeRoofline]:
+        """The batch sweep at your context, in your roofline and in the other one."""
+        other = "achievable" if s["mode"] == "peak" else "peak"
+        ctx = int(s["context"])
+        return (self._roofline(s, self.bgrid, ctx),
+                self._roofline(s, self.bgrid, ctx, other))
+
+    @computed("batch", "mode", "weight_bits", "kv_bits")
+    def _sweep_c(self, s: Settings) -> DecodeRoofline:
+        """The context sweep at your batch."""
+        return self._roofline(s, int(s["batch"]), self.cgrid)
+
+    @computed("mode", "weight_bits", "kv_bits")
+    def _gain(self, s: Settings) -> np.ndarray:
+        """Per-token time at B = 1 over the largest batch, along the context grid."""
+        g1 = self._roofline(s, 1, self.cgrid)
+        gn = self._roofline(s, float(self.bgrid[-1]), self.cgrid)
+        return np.asarray(g1.per_token_s) / np.asarray(gn.per_token_s)
+
+    @computed("batch", "context", "weight_bits", "kv_bits")
+    def _here(self, s: Settings) -> dict[str, DecodeRoofline]:
+        """Your operating point in each roofline mode."""
+        b, ctx = int(s["batch"]), int(s["context"])
+        return {md: self._roofline(s, b, ctx, md) for md in MODES}
+
+    @computed("mode", "weight_bits", "kv_bits")
+    def _balance(self, s: Settings) -> tuple[float, float]:
+        """(B*, L*)."""
+        mode = str(s["mode"])
+        return (critical_batch(self.hw, self.model, int(s["weight_bits"]), mode=mode),
+                balance_context(self.hw, self.model, int(s["kv_bits"]), mode=mode))
+
+    @computed("context", "mode", "weight_bits", "kv_bits")
+    def _knee(self, s: Settings) -> float | None:
+        return knee_batch(self.hw, self.model, int(s["context"]), int(s["weight_bits"]),
+                          int(s["kv_bits"]), mode=str(s["mode"]))
+
+    def _gain_here(self, s: Settings) -> float:
+        return float(np.interp(np.log(int(s["context"])), np.log(self.cgrid), self._gain(s)))
+
+    @staticmethod
+    def _terms(r: DecodeRoofline, view: str) -> np.ndarray:
+        """The four terms and the total of a sweep, in ms per token or per step."""
         suf = "_step_s" if view == "step" else "_s"
-        rb = decode_roofline(hw, m, self.bgrid, ctx, wb, kb, tp=self.tp, mode=mode)
-        rbo = decode_roofline(hw, m, self.bgrid, ctx, wb, kb, tp=self.tp, mode=other)
-        rc = decode_roofline(hw, m, b, self.cgrid, wb, kb, tp=self.tp, mode=mode)
-        top = float(self.bgrid[-1])
-        g1 = decode_roofline(hw, m, 1, self.cgrid, wb, kb, tp=self.tp, mode=mode)
-        gn = decode_roofline(hw, m, top, self.cgrid, wb, kb, tp=self.tp, mode=mode)
-        gain = np.asarray(g1.per_token_s) / np.asarray(gn.per_token_s)
-        here = {md: decode_roofline(hw, m, b, ctx, wb, kb, tp=self.tp, mode=md) for md in MODES}
-        pt = here[mode]
+        total = "step_s" if view == "step" else "per_token_s"
+        out = np.vstack([np.asarray(getattr(r, k + suf), dtype=float)
+                         for k in ("weight", "compute", "kv", "overhead")]
+                        + [np.asarray(getattr(r, total), dtype=float)]) * 1e3
+        out[3][out[3] <= 0] = np.nan  # peak mode has no overhead term
+        return out
 
-        def rows(r: object) -> np.ndarray:
-            total = "step_s" if view == "step" else "per_token_s"
-            out = np.vstack([np.asarray(getattr(r, k + suf), dtype=float)
-                             for k in ("weight", "compute", "kv", "overhead")]
-                            + [np.asarray(getattr(r, total), dtype=float)]) * 1e3
-            out[3][out[3] <= 0] = np.nan  # peak mode has no overhead term
-            return out
+    def _l_star_visible(self, l_star: float) -> bool:
+        return bool(256 <= l_star <= self.model.max_context)
 
-        yb, yc = rows(rb), rows(rc)
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on("_sweep_b", "view", "_balance", "_knee")
+    def _draw_batch_sweep(self, s: Settings) -> None:
+        rb, rbo = self._sweep_b(s)
+        view = str(s["view"])
+        yb = self._terms(rb, view)
         yo = np.asarray(rbo.step_s if view == "step" else rbo.per_token_s) * 1e3
-        b_star = critical_batch(hw, m, wb, mode=mode)
-        l_star = balance_context(hw, m, kb, mode=mode)
-        knee = knee_batch(hw, m, ctx, wb, kb, mode=mode)
-        total_here = float(pt.step_s if view == "step" else pt.per_token_s) * 1e3
+        b_star, _ = self._balance(s)
+        knee = self._knee(s)
+        top = float(self.bgrid[-1])
         lo_b, hi_b = log_domain(np.concatenate([yb.ravel(), yo]))
+        lw.update_marks({
+            self.m_b: {"y": yb}, self.m_b_other: {"y": yo},
+            self.sb_y: {"min": lo_b, "max": hi_b},
+            self.m_bstar: {"x": [b_star, b_star], "visible": bool(b_star <= top)},
+            self.m_knee: ({"x": [knee, knee], "visible": True} if knee is not None
+                          and knee <= top else {"visible": False}),
+        })
+
+    @depends_on("_sweep_c", "view", "_balance")
+    def _draw_context_sweep(self, s: Settings) -> None:
+        yc = self._terms(self._sweep_c(s), str(s["view"]))
+        _, l_star = self._balance(s)
         lo_c, hi_c = log_domain(yc)
+        lw.update_marks({
+            self.m_c: {"y": yc}, self.sc_y: {"min": lo_c, "max": hi_c},
+            self.m_lstar: {"x": [l_star, l_star], "visible": self._l_star_visible(l_star)},
+        })
+
+    @depends_on("_gain", "_balance")
+    def _draw_gain(self, s: Settings) -> None:
+        gain = self._gain(s)
+        _, l_star = self._balance(s)
+        lw.update_marks({
+            self.m_gain: {"y": gain},
+            self.sg_y: dict(zip(("min", "max"), log_domain(gain, 1.3), strict=True)),
+            self.m_gain_l: {"x": [l_star, l_star], "visible": self._l_star_visible(l_star)},
+        })
+
+    @depends_on("_here", "mode", "view", "_gain")
+    def _draw_points(self, s: Settings) -> None:
+        """Your point on the batch, context and gain charts."""
+        pt = self._here(s)[str(s["mode"])]
+        b, ctx = int(s["batch"]), int(s["context"])
+        total_here = float(pt.step_s if s["view"] == "step" else pt.per_token_s) * 1e3
+        lw.update_marks({
+            self.m_b_pt: {"x": [float(b)], "y": [total_here]},
+            self.m_c_pt: {"x": [float(ctx)], "y": [float(total_here)]},
+            self.m_gain_pt: {"x": [float(ctx)], "y": [self._gain_here(s)]},
+        })
+
+    @depends_on("_here")
+    def _draw_modes(self, s: Settings) -> None:
+        here = self._here(s)
+        tr = self.track
         bars = np.asarray([[float(here[md].weight_step_s), float(here[md].compute_step_s),
                             float(here[md].kv_step_s), float(here[md].overhead_step_s)]
                            for md in MODES]).T * 1e3
         slo_ms = tr.slo_s * 1e3
         bar_top = lin_top(bars.sum(axis=0), floor=1e-3, pad=1.3)
         show_slo = tr.slo_kind == "tpot" and slo_ms <= 3.0 * bar_top
-        upd: dict = {
-            self.m_b: {"y": yb}, self.m_b_other: {"y": yo},
-            self.sb_y: {"min": lo_b, "max": hi_b},
-            self.m_bstar: {"x": [b_star, b_star], "visible": bool(b_star <= top)},
-            self.m_knee: ({"x": [knee, knee], "visible": True} if knee is not None
-                          and knee <= top else {"visible": False}),
-            self.m_b_pt: {"x": [float(b)], "y": [total_here]},
-            self.m_c: {"y": yc}, self.sc_y: {"min": lo_c, "max": hi_c},
-            self.m_lstar: {"x": [l_star, l_star],
-                           "visible": bool(256 <= l_star <= m.max_context)},
-            self.m_c_pt: {"x": [float(ctx)], "y": [float(total_here)]},
-            self.m_gain: {"y": gain},
-            self.sg_y: dict(zip(("min", "max"), log_domain(gain, 1.3), strict=True)),
-            self.m_gain_l: {"x": [l_star, l_star],
-                            "visible": bool(256 <= l_star <= m.max_context)},
-            self.m_gain_pt: {"x": [float(ctx)],
-                             "y": [float(np.interp(np.log(ctx), np.log(self.cgrid), gain))]},
+        lw.update_marks({
             self.m_pk: {"y": bars},
             self.sp_y: {"max": max(bar_top, 1.15 * slo_ms if show_slo else 0.0)},
             self.m_pk_slo: {"visible": show_slo},
-        }
-        lw.update_marks(upd)
-        mem = memory_budget(hw, m, ctx, b, wb, kb, tp=self.tp)
-        gain_here = float(np.interp(np.log(ctx), np.log(self.cgrid), gain))
+        })
+
+    @computed("batch", "context", "weight_bits", "kv_bits")
+    def _memory(self, s: Settings) -> MemoryBudget:
+        return memory_budget(self.hw, self.model, int(s["context"]), int(s["batch"]),
+                             int(s["weight_bits"]), int(s["kv_bits"]), tp=self.tp)
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results and readout cards."""
+        b, ctx, mode = int(s["batch"]), int(s["context"]), str(s["mode"])
+        wb, kb = int(s["weight_bits"]), int(s["kv_bits"])
+        here = self._here(s)
+        pt = here[mode]
+        b_star, l_star = self._balance(s)
+        knee = self._knee(s)
+        gain = self._gain(s)
+        mem = self._memory(s)
+        gain_here = self._gain_here(s)
         step = float(pt.step_s)
         self.results = {
             "regime": str(pt.regime), "mode": mode, "batch": b, "context_tokens": ctx,
@@ -247,7 +353,7 @@ class PartALM(Part):
             "achievable_over_peak": float(here["achievable"].step_s / here["peak"].step_s),
             "expected": self._expected,
         }
-        self._set_readout(_cards([
+        self._set_readout(metric_cards([
             ("regime", str(pt.regime), f"{mode} roofline", lw.PALETTE["red"]),
             ("B* (critical batch)", f"{b_star:,.0f}", f"{wb}-bit weights", lw.PALETTE["blue"]),
             ("L* (balance context)", f"{l_star:,.0f} tokens", f"{kb}-bit KV",
@@ -258,9 +364,21 @@ class PartALM(Part):
             ("time per token", fmt_time(float(pt.per_token_s)),
              f"step {fmt_time(step)} · {fmt_count(float(pt.tokens_per_s))} tokens/s",
              lw.PALETTE["orange"]),
-            ("batching gain here", f"{gain_here:.3g}x", f"B = 1 → {int(top)} at {ctx:,} tokens",
-             lw.PALETTE["teal"]),
+            ("batching gain here", f"{gain_here:.3g}x",
+             f"B = 1 → {int(self.bgrid[-1])} at {ctx:,} tokens", lw.PALETTE["teal"]),
         ]))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        tr = self.track
+        b, ctx, mode = int(s["batch"]), int(s["context"]), str(s["mode"])
+        pt = self._here(s)[mode]
+        _, l_star = self._balance(s)
+        knee = self._knee(s)
+        mem = self._memory(s)
+        gain_here = self._gain_here(s)
+        step = float(pt.step_s)
+        top = int(self.bgrid[-1])
         self.callouts["oom"].set(
             bool(mem.over_budget), "Out of memory: this batch does not fit",
             f"{b} sequences x {ctx:,} tokens need {format_bytes(float(mem.used_bytes))} per "
@@ -277,9 +395,9 @@ class PartALM(Part):
         self.callouts["kv_floor"].set(
             ctx > l_star, "Past L*: batching stalls on the KV floor",
             f"At {ctx:,} tokens (L* = {l_star:,.0f}) each sequence's KV read "
-            f"({fmt_time(float(pt.kv_s))} per token) outweighs its compute; B = 1 → {int(top)} only "
-            f"cuts the per-token time {gain_here:.3g}x here (vs {float(gain[0]):.3g}x at 256 "
-            "tokens).",
+            f"({fmt_time(float(pt.kv_s))} per token) outweighs its compute; B = 1 → {top} only "
+            f"cuts the per-token time {gain_here:.3g}x here (vs "
+            f"{float(self._gain(s)[0]):.3g}x at 256 tokens).",
             "shrink kv_bpt (fewer KV bytes: 8- or 4-bit KV, GQA/MLA) or shard the sequence "
             "(CP); route long contexts to their own pool")
         ok = not mem.over_budget and not over_slo
@@ -290,8 +408,17 @@ class PartALM(Part):
                                        "compute-bound; ")
             + f"memory {format_bytes(float(mem.used_bytes))} of "
               f"{format_bytes(mem.capacity_bytes)} per device.")
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        hw, m = self.hw, self.model
+        mode, wb, kb = str(s["mode"]), int(s["weight_bits"]), int(s["kv_bits"])
+        here = self._here(s)
+        pt = here[mode]
+        b_star, l_star = self._balance(s)
+        knee = self._knee(s)
         d = get_mode(mode)
-        n_act = self.model.block_params_active
+        n_act = m.block_params_active
         ai = hw.flops() * d.flop_efficiency / (hw.memory_bandwidth * d.bandwidth_efficiency)
         kvb = kv_bytes_per_token(m, kb)
         self.math.update(
@@ -313,14 +440,14 @@ class PartALM(Part):
             f"{tex_num(float(pt.kv_step_s) * 1e3)}"
             + (f" + {tex_num(float(pt.overhead_step_s) * 1e3)}" if mode == "achievable"
                else "")
-            + f" = {tex_num(step * 1e3)}\\ \\text{{ms}}$$"
+            + f" = {tex_num(float(pt.step_s) * 1e3)}\\ \\text{{ms}}$$"
             + ("<p>Knee (compute-bound once memory traffic and compute overlap): "
                f"$B_{{\\text{{knee}}}} = B^*/(1 - S/L^*) = {tex_num(knee)}$.</p>"
                if knee is not None else
                "<p>S ≥ L*: no knee, no batch makes the step compute-bound.</p>")
             + f"<p>Achievable / peak step time here: "
-              f"{self.results['achievable_over_peak']:.3g}x (derated bandwidth and FLOP/s, "
-              "the LM head, a fixed per-step overhead). Source: "
+              f"{float(here['achievable'].step_s / here['peak'].step_s):.3g}x (derated "
+              "bandwidth and FLOP/s, the LM head, a fixed per-step overhead). Source: "
               "<code>labkit.physics.roofline.decode_roofline</code>, <code>critical_batch</code>, "
               "<code>balance_context</code>, <code>knee_batch</code>.</p>")
 
@@ -333,7 +460,7 @@ class PartALM(Part):
         return (f"{self._computed_line()}"
                 f"<div>At the defaults one step spends {parts}.</div>"
                 f"<div>With your settings: <b>{r['regime']}</b> ({r['mode']}), "
-                f"{fmt_time(r['per_token_s'])} per token.</div>"  # type: ignore[arg-type]
+                f"{fmt_time(r['per_token_s'])} per token.</div>"
                 "<div style='color:#5d6d7e'>Why: the weights are read once per step whatever "
                 "the batch, so below B* they dominate; every sequence reads its own KV, so past "
                 "L* that floor stays however many sequences share a step. Real systems sit "
@@ -347,215 +474,3 @@ class PartALM(Part):
                 f"{r['l_star']:,.0f} tokens; batching 1 → 1024 cuts the per-token time "
                 f"{r['batching_gain']:.3g}x at this context (vs {r['gain_long']:.3g}x at the "
                 "longest).")
-
-
-class PartACNN(Part):
-    """The classic roofline of a CNN pass: attainable FLOP/s vs arithmetic intensity, with
-    the model's point per precision and batch."""
-
-    letter = "A"
-
-    def _setup(self) -> None:
-        tr, hw, m = self.track, self.hw, self.model
-        self.bmax = max(16, 4 * tr.batch_size)
-        c = self.controls
-        c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
-        c["batch"] = lw.int_control("Inputs per pass (batch)", 1, 1, self.bmax)
-        c["mode"] = lw.choice_control("Roofline", [("peak", "peak"),
-                                                   ("achievable (real system)", "achievable")],
-                                      "peak", style="toggle")
-        d0 = cnn_inference_time(hw, m, tr.weight_bits, 1, "peak")
-        self.default_point = d0
-        self._expected = str(d0.regime)
-        self.batches = np.arange(1, self.bmax + 1, dtype=float)
-        ais = [float(r.flops / r.bytes_moved) for b in (1, self.bmax)
-               for r in (cnn_inference_time(hw, m, wb, b, "peak") for wb in PRECISIONS)]
-        ridge = max(hw.peak_flops.values()) / hw.memory_bandwidth
-        self.ai_lo = 10 ** math.floor(math.log10(min(min(ais), ridge) / 10))
-        self.ai_hi = 10 ** math.ceil(math.log10(max(max(ais), ridge) * 10))
-        self.ai_grid = np.geomspace(self.ai_lo, self.ai_hi, 80)
-        self.precs = sorted(hw.peak_flops, key=lambda p: hw.peak_flops[p])
-        y_hi = 10 ** math.ceil(math.log10(max(hw.peak_flops.values()) * 3))
-        y_lo = 10 ** math.floor(math.log10(hw.memory_bandwidth * 0.5 * self.ai_lo))
-        xs, ys = lw.make_scale("log", self.ai_lo, self.ai_hi), lw.make_scale("log", y_lo, y_hi)
-        self.m_roofs = lw.line_mark(self.ai_grid, np.ones((len(self.precs), 80)), xs, ys,
-                                    colors=lw.SERIES[:len(self.precs)],
-                                    labels=[f"roof {p}" for p in self.precs], legend=True)
-        self.m_ridge = lw.vline_mark(1.0, xs, color=lw.PALETTE["grey"], line_style="dotted",
-                                     label="ridge (your precision)", legend=True)
-        self.m_att = lw.scatter_mark([1.0], [1.0], xs, ys, color=lw.PALETTE["red"])
-        self.m_ach = lw.scatter_mark([1.0], [1.0], xs, ys, color=lw.PALETTE["orange"],
-                                     marker="diamond")
-        self.figures["roofline"] = lw.figure(
-            [self.m_roofs, self.m_ridge, self.m_att, self.m_ach], xs, ys,
-            x_label="arithmetic intensity (FLOP per byte, log)",
-            y_label="attainable FLOP/s (log)",
-            title="The roofline (red: its bound; orange: achieved with overhead)",
-            legend=True, legend_location="bottom-right",
-            x_tick_format=".2~g", y_tick_format=".2~e")
-        tx, ty = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
-        self.st_y = ty
-        self.m_time = lw.bar_mark(["compute", "memory", "overhead", "latency"], np.zeros(4),
-                                  tx, ty, colors=[lw.PALETTE["orange"], lw.PALETTE["blue"],
-                                                  lw.PALETTE["grey"], lw.PALETTE["red"]],
-                                  color_mode="no_group", label_display=True,
-                                  label_display_format=".3~g")
-        self.m_dead = lw.hline_mark(tr.slo_s * 1e3, ty, color=lw.PALETTE["red"],
-                                    label="deadline", legend=True)
-        self.figures["time"] = lw.figure(
-            [self.m_time, self.m_dead], tx, ty, x_label="one pass (compute and memory overlap)",
-            y_label="time (ms)", title="Where one pass's time goes", height=280)
-        ax, ay = lw.make_scale("linear", 1, self.bmax), lw.make_scale("log", 1.0, 10.0)
-        self.sa_y = ay
-        self.m_ai = lw.line_mark(self.batches, np.ones(self.batches.size), ax, ay,
-                                 colors=[lw.PALETTE["blue"]], labels=["model AI"], legend=True)
-        self.m_bal = lw.hline_mark(1.0, ay, color=lw.PALETTE["grey"],
-                                   label="machine balance", legend=True)
-        self.m_ai_pt = lw.scatter_mark([1.0], [1.0], ax, ay)
-        self.figures["intensity"] = lw.figure(
-            [self.m_ai, self.m_bal, self.m_ai_pt], ax, ay, x_label="inputs per pass",
-            y_label="FLOP per byte (log)", title="Batching reads the weights once per pass",
-            legend=True, legend_location="top-left", x_tick_format="d", height=280)
-        self._callout("deadline", "danger")
-        self._callout("memory_bound", "warn")
-        self._callout("boundary", "success")
-
-    def _hook(self) -> str:
-        d0 = self.default_point
-        ai = float(d0.flops / d0.bytes_moved)
-        prec = _cnn_precision(self.hw, self.track.weight_bits)
-        ridge = self.hw.flops(prec) / self.hw.memory_bandwidth
-        return (f"{self.model.name} does {fmt_si(self.model.flops_per_inference, 'FLOP')} per "
-                f"input and moves {format_bytes(float(d0.bytes_moved))}: {ai:,.3g} FLOP per "
-                f"byte, against the {self.hw.name}'s ridge at {ridge:,.3g}. Which side of the "
-                "ridge is it on, and what moves it?")
-
-    def _prediction_spec(self) -> Spec:
-        tr = self.track
-        q = (f"{lw.esc(tr.label)}: one {tr.weight_bits}-bit pass over one input on the "
-             f"{lw.esc(self.hw.name)} (peak roofline). Is it memory- or compute-bound?")
-        return q, [("Memory-bound: moving weights and activations takes longer",
-                    "memory-bound"),
-                   ("Compute-bound: the arithmetic takes longer", "compute-bound")]
-
-    def _checkpoint_spec(self) -> CheckSpec:
-        q = "What moves a CNN pass to the right on the roofline (more FLOP per byte moved)?"
-        opts = [("Batching inputs (the weights are read once per pass) or lower-precision "
-                 "weights (fewer bytes)", "intensity"),
-                ("A faster clock", "clock"),
-                ("More memory bandwidth", "bandwidth"),
-                ("A longer deadline", "deadline")]
-        good = ("Right: AI = FLOP / bytes. Batching shares one weight read among several "
-                "inputs and lower precision shrinks the bytes; the device's FLOP/s and "
-                "bandwidth move the roof, not the point.")
-        bad = ("Not quite: the point's x is the model's FLOP per byte. Only what changes the "
-               "bytes per FLOP (batching, precision) moves it; hardware moves the roof.")
-        return q, opts, "intensity", feedback_map(opts, "intensity", good, bad)
-
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        tr, hw, m = self.track, self.hw, self.model
-        wb, b, mode = int(s["weight_bits"]), int(s["batch"]), str(s["mode"])  # type: ignore[call-overload]
-        d = get_mode(mode)
-        bw = hw.memory_bandwidth * d.bandwidth_efficiency
-        roofs = np.vstack([np.minimum(hw.peak_flops[p] * d.flop_efficiency,
-                                      self.ai_grid * bw) for p in self.precs])
-        r = cnn_inference_time(hw, m, wb, b, mode)
-        ai = float(r.flops / r.bytes_moved)
-        prec = _cnn_precision(hw, wb)
-        c_eff = hw.flops(prec) * d.flop_efficiency
-        ridge = c_eff / bw
-        attain = min(c_eff, ai * bw)
-        achieved = float(r.flops) / float(r.latency_s)
-        sweep = cnn_inference_time(hw, m, wb, self.batches, mode)
-        ai_sweep = np.asarray(sweep.flops) / np.asarray(sweep.bytes_moved)
-        times = np.asarray([float(r.compute_s), float(r.memory_s), float(r.overhead_s),
-                            float(r.latency_s)]) * 1e3
-        dead_ms = tr.slo_s * 1e3
-        t_top = lin_top(times, floor=1e-3)
-        lo_a, hi_a = log_domain(np.concatenate([ai_sweep, [ridge]]), 2.0)
-        lw.update_marks({
-            self.m_roofs: {"y": roofs},
-            self.m_ridge: {"x": [ridge, ridge]},
-            self.m_att: {"x": [ai], "y": [attain]},
-            self.m_ach: {"x": [ai], "y": [achieved]},
-            self.m_time: {"y": times},
-            self.st_y: {"max": max(t_top, 1.1 * dead_ms if dead_ms <= 3 * t_top else 0.0)},
-            self.m_dead: {"visible": dead_ms <= 3 * t_top},
-            self.m_ai: {"y": ai_sweep}, self.sa_y: {"min": lo_a, "max": hi_a},
-            self.m_bal: {"y": [ridge, ridge]},
-            self.m_ai_pt: {"x": [float(b)], "y": [ai]},
-        })
-        lat = float(r.latency_s)
-        self.results = {
-            "regime": str(r.regime), "mode": mode, "weight_bits": wb, "batch": b,
-            "compute_precision": prec, "ai_flop_per_byte": ai, "ridge_flop_per_byte": ridge,
-            "attainable_flops": attain, "achieved_flops": achieved,
-            "compute_s": float(r.compute_s), "memory_s": float(r.memory_s),
-            "overhead_s": float(r.overhead_s), "latency_s": lat,
-            "per_inference_s": float(r.per_inference_s), "bytes_moved": float(r.bytes_moved),
-            "deadline_s": tr.slo_s, "expected": self._expected,
-        }
-        self._set_readout(_cards([
-            ("regime", str(r.regime), f"{mode} roofline, {prec} arithmetic",
-             lw.PALETTE["red"]),
-            ("arithmetic intensity", f"{ai:,.3g} FLOP/B", f"ridge at {ridge:,.3g}",
-             lw.PALETTE["blue"]),
-            ("attainable", fmt_si(attain, "FLOP/s"), f"achieved {fmt_si(achieved, 'FLOP/s')}",
-             lw.PALETTE["orange"]),
-            ("pass latency", fmt_time(lat), f"{b} input(s); {fmt_time(float(r.per_inference_s))} each",
-             lw.PALETTE["purple"]),
-            ("deadline", fmt_time(tr.slo_s), f"{lat / tr.slo_s:.1%} used", lw.PALETTE["grey"]),
-        ]))
-        self.callouts["deadline"].set(
-            lat > tr.slo_s, "Deadline missed",
-            f"A pass over {b} input(s) takes {fmt_time(lat)}; every input in it waits for the whole "
-            f"pass, against a {fmt_time(tr.slo_s)} deadline.",
-            "fewer inputs per pass or lower-precision arithmetic")
-        self.callouts["memory_bound"].set(
-            str(r.regime) == "memory-bound", "Memory-bound: the device waits on bytes",
-            f"{format_bytes(float(r.bytes_moved))} per pass at {fmt_count(bw / 1e9)} GB/s "
-            f"({fmt_time(float(r.memory_s))}) outlasts the arithmetic ({fmt_time(float(r.compute_s))}).",
-            "batch more inputs per pass or lower the weight precision")
-        self.callouts["boundary"].set(
-            lat <= tr.slo_s and str(r.regime) == "compute-bound",
-            f"Compute-bound, {lat / tr.slo_s:.1%} of the deadline",
-            f"The point is right of the ridge ({ai:,.3g} vs {ridge:,.3g} FLOP/B): only more "
-            "FLOP/s or fewer FLOP help now. "
-            + (f"A fixed overhead of {fmt_time(float(r.overhead_s))} per pass and derated FLOP/s "
-               "are why real passes sit under the roof." if mode == "achievable" else
-               "Switch to the achievable roofline to see why real passes sit under it."))
-        self.math.update(
-            "<p>One pass over B inputs (weights read once, activations per input):</p>"
-            f"$$\\mathrm{{AI}} = \\frac{{B \\cdot F}}{{W_b + B\\,A}} = "
-            f"\\frac{{{b} \\times {tex_num(m.flops_per_inference)}}}"
-            f"{{{tex_num(float(r.bytes_moved))}}} = {tex_num(ai)}\\ \\text{{FLOP/B}}$$"
-            f"$$P = \\min(C, \\mathrm{{AI}}\\cdot BW) = \\min({tex_num(c_eff)}, "
-            f"{tex_num(ai)} \\times {tex_num(bw)}) = {tex_num(attain)}\\ \\text{{FLOP/s}}$$"
-            f"$$t = \\max\\left(\\frac{{BF}}{{C}}, \\frac{{W_b + BA}}{{BW}}\\right) + o = "
-            f"\\max({tex_num(float(r.compute_s) * 1e3)}, {tex_num(float(r.memory_s) * 1e3)})"
-            f" + {tex_num(float(r.overhead_s) * 1e3)} = {tex_num(lat * 1e3)}\\ \\text{{ms}}$$"
-            f"<p>Ridge C/BW = {ridge:,.3g} FLOP/B ({prec}). Source: "
-            "<code>labkit.physics.phases.cnn_inference_time</code>.</p>")
-
-    def _reveal_body(self) -> str:
-        d = self.default_point
-        r = self.results
-        return (f"{self._computed_line()}"
-                f"<div>At the defaults: compute {fmt_time(float(d.compute_s))} vs memory "
-                f"{fmt_time(float(d.memory_s))} per pass.</div>"
-                f"<div>With your settings: <b>{r['regime']}</b>, {fmt_time(r['latency_s'])} per "  # type: ignore[arg-type]
-                "pass.</div><div style='color:#5d6d7e'>Why: a CNN reuses each weight across "
-                "every pixel or frame it slides over, so its FLOP per byte is high; a small "
-                "device can still be compute-bound at a tiny absolute FLOP/s, because its "
-                "bandwidth is tiny too. Real passes sit under the roof by a fixed overhead.</div>")
-
-    def takeaway(self) -> str:
-        r = self.results
-        return (f"Roofline: at {r['weight_bits']}-bit, {r['batch']} input(s) per pass, the "
-                f"model sits at {r['ai_flop_per_byte']:,.3g} FLOP/B vs a ridge of "
-                f"{r['ridge_flop_per_byte']:,.3g}: {r['regime']}, {fmt_time(r['latency_s'])} per "  # type: ignore[arg-type]
-                f"pass of a {fmt_time(r['deadline_s'])} deadline.")  # type: ignore[arg-type]
-
-
-def _cnn_precision(hw: Hardware, weight_bits: int) -> str:
-    return cnn_compute_precision(hw, weight_bits)

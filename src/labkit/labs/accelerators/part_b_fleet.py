@@ -1,12 +1,12 @@
-"""TODO doc."""
+"""Lab 2 Part B, fleet scenario: size a fleet on weights, KV headroom and TPOT."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import (
     fmt_amount,
     fmt_count,
@@ -16,7 +16,16 @@ from labkit.core.format import (
 from labkit.core.grids import pow2
 from labkit.core.units import bits_to_bytes
 from labkit.labs.accelerators.base import Part, feedback_map
-from labkit.labs.common import CheckSpec, Spec, _cards, _table
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    html_table,
+    metric_cards,
+)
 from labkit.physics.capacity import Sizing
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.plans.design import (
@@ -29,7 +38,6 @@ from labkit.plans.design import (
     slo_tpot,
 )
 from labkit.plans.workload import track_phases
-from labkit.ui import widgets as lw
 from labkit.ui.charts import lin_top, log_domain
 
 # -- Part B: capacity planning --------------------------------------------------------------------
@@ -47,31 +55,22 @@ AXIS_LABELS = {"weights": "A: weights floor", "kv": "B: KV headroom",
 
 
 class PartBFleet(Part):
-    """Three-axis sizing of a fleet: weights floor, KV headroom, TPOT throughput."""
+    """Three-axis sizing of a fleet: weights floor, KV headroom, TPOT throughput.
+
+    Refresh steps: the sizing reads every control and every chart, card and callout shows
+    it, so all steps depend on every control; the per-replica limits (KV memory and TPOT
+    budget for each replica size) are shared and recomputed only when the context, SLO or
+    precisions change, not the number of users.
+    """
 
     letter = "B"
 
     def _setup(self) -> None:
-        tr, m = self.track, self.model
+        tr = self.track
         self.u0 = fleet_users(tr)
-        self.ctx0 = int(tr.context_tokens)  # type: ignore[arg-type]
+        self.ctx0 = int(tr.context_tokens or 0)
         self.cls0 = slo_class(tr)
-        c = self.controls
-        users = sorted({max(1, round(self.u0 * 2 ** (k / 4))) for k in range(-28, 17)}
-                       | {self.u0})
-        c["users"] = lw.selection_control("Concurrent users (sequences)",
-                                          [(f"{u:,}", u) for u in users], self.u0)
-        c["context"] = lw.context_control(self.ctx0, m.max_context, 256,
-                                          "Context per user (tokens)")
-        c["slo"] = lw.choice_control(
-            "Workload (TPOT SLO)",
-            [(f"voice ({slo_tpot('voice') * 1e3:g} ms)", "voice"),
-             (f"chat ({slo_tpot('chat') * 1e3:g} ms)", "chat"),
-             (f"batch (no TPOT; {BATCH_SLO_TPOT_S:g} s cap)", "batch")], self.cls0,
-            style="toggle")
-        c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
-        c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
-                                            sorted({4, 8, 16, tr.kv_bits}))
+        self._setup_controls()
         self.sizes = np.asarray(pow2(64), dtype=np.int64)
         self.default_sizing = self._size(self.u0, self.ctx0, slo_tpot(self.cls0),
                                          tr.weight_bits, tr.kv_bits)
@@ -106,13 +105,33 @@ class PartBFleet(Part):
         self._callout("boundary", "success")
         self._sizing_cache: dict[tuple, Sizing] = {}
 
+    def _setup_controls(self) -> None:
+        tr, m = self.track, self.model
+        c = self.controls
+        users = sorted({max(1, round(self.u0 * 2 ** (k / 4))) for k in range(-28, 17)}
+                       | {self.u0})
+        c["users"] = lw.selection_control("Concurrent users (sequences)",
+                                          [(f"{u:,}", u) for u in users], self.u0)
+        c["context"] = lw.context_control(self.ctx0, m.max_context, 256,
+                                          "Context per user (tokens)")
+        c["slo"] = lw.choice_control(
+            "Workload (TPOT SLO)",
+            [(f"voice ({slo_tpot('voice') * 1e3:g} ms)", "voice"),
+             (f"chat ({slo_tpot('chat') * 1e3:g} ms)", "chat"),
+             (f"batch (no TPOT; {BATCH_SLO_TPOT_S:g} s cap)", "batch")], self.cls0,
+            style="toggle")
+        c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
+        c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
+                                            sorted({4, 8, 16, tr.kv_bits}))
+
     def _size(self, users: int, ctx: int, tpot: float, wb: int, kb: int) -> Sizing:
         return fleet_sizing(self.hw, self.model, users, ctx, tpot, wb, kb)
 
     def _hook(self) -> str:
         tr = self.track
-        return (f"{self.u0:,} conversations are live at any moment ({fmt_count(tr.demand_rate_per_s)}"
-                f" requests/s x {fmt_time(track_phases(tr, mode=DESIGN_MODE).latency_s)} each, "
+        return (f"{self.u0:,} conversations are live at any moment "
+                f"({fmt_count(tr.demand_rate_per_s)} requests/s x "
+                f"{fmt_time(track_phases(tr, mode=DESIGN_MODE).latency_s)} each, "
                 f"Little's law), each holding up to {self.ctx0:,} tokens of KV. Size the "
                 f"{self.hw.name} fleet on three axes: weights, KV headroom and TPOT.")
 
@@ -141,42 +160,75 @@ class PartBFleet(Part):
                "attention.")
         return q, opts, "kv_levers", feedback_map(opts, "kv_levers", good, bad)
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        tr = self.track
-        users = int(s["users"])  # type: ignore[call-overload]
-        ctx, cls = int(s["context"]), str(s["slo"])  # type: ignore[call-overload]
-        wb, kb = int(s["weight_bits"]), int(s["kv_bits"])  # type: ignore[call-overload]
-        tpot = slo_tpot(cls)
-        key = (users, ctx, tpot, wb, kb)
+    # -- shared values ---------------------------------------------------------------------
+    @computed(ALL)
+    def _sizing(self, s: Settings) -> Sizing:
+        """The sized fleet (cached per settings seen, as a student revisits values)."""
+        key = (int(s["users"]), int(s["context"]), slo_tpot(str(s["slo"])),
+               int(s["weight_bits"]), int(s["kv_bits"]))
         if key not in self._sizing_cache:
             self._sizing_cache[key] = self._size(*key)
-        sz = self._sizing_cache[key]
-        b_kv, b_slo = per_replica_limits(self.hw, self.model, ctx, tpot, wb, kb, self.sizes)
-        c_dev = (math.ceil(users / max(1, sz.batch_at_slo)) * sz.devices_per_replica
-                 if sz.feasible else 0)
-        vals = np.asarray([sz.weights_floor_devices, sz.kv_headroom_devices, c_dev,
-                           sz.total_devices], dtype=float)
-        bind = sz.binding_axis
-        colors = [lw.PALETTE["red"] if k == bind else lw.PALETTE["grey"]
+        return self._sizing_cache[key]
+
+    @computed("context", "slo", "weight_bits", "kv_bits")
+    def _limits(self, s: Settings) -> tuple[np.ndarray, np.ndarray]:
+        """Sequences one replica of each size holds by KV memory and by the TPOT budget."""
+        return per_replica_limits(self.hw, self.model, int(s["context"]),
+                                  slo_tpot(str(s["slo"])), int(s["weight_bits"]),
+                                  int(s["kv_bits"]), self.sizes)
+
+    def _slo_axis_devices(self, s: Settings) -> int:
+        sz = self._sizing(s)
+        return (math.ceil(int(s["users"]) / max(1, sz.batch_at_slo)) * sz.devices_per_replica
+                if sz.feasible else 0)
+
+    def _daily(self, s: Settings) -> float:
+        tr = self.track
+        return (self._sizing(s).total_devices * float(tr.price_per_device_hour or 0.0)
+                * tr.active_hours_per_day)
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on(ALL)
+    def _draw_axes(self, s: Settings) -> None:
+        sz = self._sizing(s)
+        vals = np.asarray([sz.weights_floor_devices, sz.kv_headroom_devices,
+                           self._slo_axis_devices(s), sz.total_devices], dtype=float)
+        colors = [lw.PALETTE["red"] if k == sz.binding_axis else lw.PALETTE["grey"]
                   for k in ("weights", "kv", "slo")] + [lw.PALETTE["blue"]]
-        rep = np.vstack([np.maximum(b_kv, 0.5), np.maximum(b_slo, 0.5)])
-        lo, hi = log_domain(np.concatenate([rep.ravel(), [users]]), 2.0)
         lw.update_marks({
             self.m_axes: {"y": vals, "colors": colors},
             self.s_axes: {"max": lin_top(vals, floor=4.0, pad=1.3)},
+        })
+
+    @depends_on("_limits", "users")
+    def _draw_replica(self, s: Settings) -> None:
+        users = int(s["users"])
+        b_kv, b_slo = self._limits(s)
+        rep = np.vstack([np.maximum(b_kv, 0.5), np.maximum(b_slo, 0.5)])
+        lo, hi = log_domain(np.concatenate([rep.ravel(), [users]]), 2.0)
+        lw.update_marks({
             self.m_rep: {"y": rep}, self.s_rep: {"min": max(0.5, lo), "max": hi},
             self.m_rep_u: {"y": [float(users), float(users)]},
         })
-        daily = sz.total_devices * float(tr.price_per_device_hour) * tr.active_hours_per_day  # type: ignore[arg-type]
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results, readout cards and the playbook table."""
+        tr = self.track
+        sz = self._sizing(s)
+        b_kv, b_slo = self._limits(s)
+        daily = self._daily(s)
+        bind = sz.binding_axis
         self.results = {
-            **sz.as_dict(), "users": users, "context_tokens": ctx, "slo_class": cls,
-            "tpot_s": tpot, "weight_bits": wb, "kv_bits": kb,
-            "slo_axis_devices": c_dev, "daily_cost": daily, "cost_unit": tr.cost_unit,
+            **sz.as_dict(), "users": int(s["users"]), "context_tokens": int(s["context"]),
+            "slo_class": str(s["slo"]), "tpot_s": slo_tpot(str(s["slo"])),
+            "weight_bits": int(s["weight_bits"]), "kv_bits": int(s["kv_bits"]),
+            "slo_axis_devices": self._slo_axis_devices(s), "daily_cost": daily,
+            "cost_unit": tr.cost_unit,
             "kv_limit_by_size": b_kv.tolist(), "slo_limit_by_size": b_slo.tolist(),
             "replica_sizes": self.sizes.tolist(), "expected": self._expected,
         }
-        first, second = PLAYBOOK[bind][1], PLAYBOOK[bind][2]
-        self._set_readout(_cards([
+        self._set_readout(metric_cards([
             ("binding axis", AXIS_LABELS[bind] if sz.feasible else "infeasible",
              lw.esc(sz.reason), lw.PALETTE["red"]),
             ("fleet", f"{sz.total_devices:,} devices" if sz.feasible else "—",
@@ -191,7 +243,16 @@ class PartBFleet(Part):
                  + ("</b> ◀ binds" if k == bind else ""),
                  lw.esc(PLAYBOOK[k][1]), lw.esc(PLAYBOOK[k][2])] for k in PLAYBOOK]
         self._set_details("<div><b>The paper's playbook per binding axis</b></div>"
-                          + _table(["binding axis", "first lever", "second lever"], rows))
+                          + html_table(["binding axis", "first lever", "second lever"], rows))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        tr = self.track
+        sz = self._sizing(s)
+        b_kv, _ = self._limits(s)
+        daily = self._daily(s)
+        bind = sz.binding_axis
+        first, second = PLAYBOOK[bind][1], PLAYBOOK[bind][2]
         self.callouts["infeasible"].set(
             not sz.feasible, "Infeasible: no replica of up to 64 devices serves this",
             lw.esc(sz.reason) + ".",
@@ -207,22 +268,29 @@ class PartBFleet(Part):
             f"First lever: <b>{lw.esc(first)}</b>. Second: {lw.esc(second)}.")
         self.callouts["boundary"].set(
             sz.feasible and not over,
-            f"{sz.total_devices:,} devices serve {users:,} users within {tpot * 1e3:g} ms",
+            f"{sz.total_devices:,} devices serve {int(s['users']):,} users within "
+            f"{slo_tpot(str(s['slo'])) * 1e3:g} ms",
             f"{sz.replicas} replica(s) of {sz.devices_per_replica}; each holds "
             f"{sz.users_per_replica:,} users (KV allows "
             f"{int(b_kv[list(self.sizes).index(sz.devices_per_replica)]):,}, TPOT "
             f"{sz.batch_at_slo:,}).")
-        kvb = kv_bytes_per_token(self.model, kb)
-        nb = self.model.block_params_total * bits_to_bytes(wb)
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        sz = self._sizing(s)
+        users, ctx = int(s["users"]), int(s["context"])
+        kvb = kv_bytes_per_token(self.model, int(s["kv_bits"]))
+        nb = self.model.block_params_total * bits_to_bytes(int(s["weight_bits"]))
+        hbm = self.hw.usable_memory_bytes
         self.math.update(
             "<p>Three axes, all must hold (HBM = usable bytes per device):</p>"
             f"$$A = \\left\\lceil \\frac{{N b}}{{\\mathrm{{HBM}}}} \\right\\rceil = "
-            f"\\left\\lceil \\frac{{{tex_num(nb)}}}{{{tex_num(self.hw.usable_memory_bytes)}}}"
+            f"\\left\\lceil \\frac{{{tex_num(nb)}}}{{{tex_num(hbm)}}}"
             f"\\right\\rceil = {sz.weights_floor_devices}$$"
             f"$$B = \\left\\lceil \\frac{{N b + u\\,S\\,\\mathrm{{kv\\_bpt}}}}"
             f"{{\\mathrm{{HBM}}}} \\right\\rceil = \\left\\lceil \\frac{{{tex_num(nb)} + "
             f"{users} \\times {ctx} \\times {tex_num(kvb)}}}"
-            f"{{{tex_num(self.hw.usable_memory_bytes)}}} \\right\\rceil = "
+            f"{{{tex_num(hbm)}}} \\right\\rceil = "
             f"{sz.kv_headroom_devices}$$"
             f"$$C:\\ N_{{\\text{{replicas}}}} = \\left\\lceil \\frac{{u}}{{B_{{\\mathrm{{SLO}}}}}}"
             f"\\right\\rceil = \\left\\lceil \\frac{{{users}}}{{{max(1, sz.batch_at_slo)}}}"
@@ -248,6 +316,6 @@ class PartBFleet(Part):
     def takeaway(self) -> str:
         r = self.results
         return (f"Capacity: {r['users']:,} users at {r['context_tokens']:,} tokens within "
-                f"{r['tpot_s'] * 1e3:g} ms need {r['total_devices']:,} devices; the "  # type: ignore[operator]
+                f"{r['tpot_s'] * 1e3:g} ms need {r['total_devices']:,} devices; the "
                 f"{AXIS_LABELS.get(str(r['binding_axis']), 'n/a')} axis binds, so the first "
                 f"lever is {PLAYBOOK[str(r['binding_axis'])][1]}.")

@@ -1,12 +1,12 @@
-"""TODO doc."""
+"""Lab 2 Part B, handheld scenario: what fits beside the OS, and its speed and energy."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import (
     fmt_count,
     fmt_energy,
@@ -16,25 +16,37 @@ from labkit.core.format import (
     tex_num,
 )
 from labkit.labs.accelerators.base import Part, feedback_map
-from labkit.labs.common import CheckSpec, Spec, _cards
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
+)
 from labkit.physics import edge
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.roofline import (
     get_mode,
 )
 from labkit.plans.design import DESIGN_MODE, active_seconds, handheld_curves, handheld_metrics
-from labkit.ui import widgets as lw
 from labkit.ui.charts import lin_top, log_domain
 
 
 class PartBHandheld(Part):
-    """On-device LM: what fits beside the OS, tokens/s and energy as the context grows."""
+    """On-device LM: what fits beside the OS, tokens/s and energy as the context grows.
+
+    Refresh steps: the memory and speed curves read only the precisions; the energy curve
+    the precisions and requests per day; the "you are here" points the precisions, the
+    conversation length and the requests; the readout, callouts and math peek every control.
+    """
 
     letter = "B"
 
     def _setup(self) -> None:
         tr, m, hw = self.track, self.model, self.hw
-        self.ctx0 = int(tr.context_tokens)  # type: ignore[arg-type]
+        self.ctx0 = int(tr.context_tokens or 0)
         self.req0 = tr.demand_rate_per_s * active_seconds(tr)
         c = self.controls
         c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
@@ -44,7 +56,7 @@ class PartBHandheld(Part):
                                           "Conversation length (tokens)")
         c["requests"] = lw.log_control("Requests per day", self.req0, max(1.0, self.req0 / 10),
                                        self.req0 * 10, readout_format=".3g")
-        lo = max(int(tr.output_tokens or 0) + 64, 512)  # type: ignore[arg-type]
+        lo = max(int(tr.output_tokens or 0) + 64, 512)
         self.grid = np.unique(np.concatenate([np.geomspace(lo, m.max_context, 48).round(),
                                               [self.ctx0]])).astype(int)
         self._curves: dict[tuple[int, int], dict[str, np.ndarray]] = {}
@@ -52,6 +64,15 @@ class PartBHandheld(Part):
         first = self._first_failure(tr.weight_bits, tr.kv_bits, self.req0)
         self.default_first = first
         self._expected = first[0]
+        self._setup_memory_chart()
+        self._setup_speed_chart()
+        self._setup_energy_chart()
+        for name in ("memory", "tpot", "ttft", "energy"):
+            self._callout(name, "danger")
+        self._callout("boundary", "success")
+
+    def _setup_memory_chart(self) -> None:
+        hw = self.hw
         gx = lw.make_scale("log", float(self.grid[0]), float(self.grid[-1]))
         my = lw.make_scale("linear", 0.0, 1.0)
         self.s_mem = my
@@ -68,6 +89,8 @@ class PartBHandheld(Part):
             x_label="conversation length (tokens, log)", y_label="memory (GB)",
             title="What fits beside the OS", legend=True, legend_location="top-left",
             x_tick_format=".3~s", height=280)
+
+    def _setup_speed_chart(self) -> None:
         tx = lw.make_scale("log", float(self.grid[0]), float(self.grid[-1]))
         ty = lw.make_scale("linear", 0.0, 1.0)
         self.s_tps = ty
@@ -75,7 +98,7 @@ class PartBHandheld(Part):
                                   colors=[lw.PALETTE["orange"], lw.PALETTE["purple"]],
                                   labels=["tokens/s (1 / TPOT)", "time to first token (s x 10)"],
                                   legend=True)
-        self.m_tps_slo = lw.hline_mark(1.0 / tr.slo_s, ty, color=lw.PALETTE["red"],
+        self.m_tps_slo = lw.hline_mark(1.0 / self.track.slo_s, ty, color=lw.PALETTE["red"],
                                        label="SLO tokens/s (and TTFT limit x 10)", legend=True)
         self.m_tps_pt = lw.scatter_mark([float(self.ctx0)], [1.0], tx, ty)
         self.figures["speed"] = lw.figure(
@@ -83,13 +106,15 @@ class PartBHandheld(Part):
             x_label="conversation length (tokens, log)", y_label="tokens/s · TTFT (s x 10)",
             title="Streaming speed and first-token delay", legend=True,
             legend_location="top-right", x_tick_format=".3~s", height=280)
-        ex, ey = lw.make_scale("log", float(self.grid[0]), float(self.grid[-1])), \
-            lw.make_scale("log", 1.0, 10.0)
+
+    def _setup_energy_chart(self) -> None:
+        ex = lw.make_scale("log", float(self.grid[0]), float(self.grid[-1]))
+        ey = lw.make_scale("log", 1.0, 10.0)
         self.s_en = ey
         self.m_en = lw.line_mark(self.grid, np.ones(self.grid.size), ex, ey,
                                  colors=[lw.PALETTE["teal"]], labels=["energy per day"],
                                  legend=True)
-        self.m_en_b = lw.hline_mark(tr.daily_budget, ey, color=lw.PALETTE["red"],
+        self.m_en_b = lw.hline_mark(self.track.daily_budget, ey, color=lw.PALETTE["red"],
                                     label="daily budget", legend=True)
         self.m_en_pt = lw.scatter_mark([float(self.ctx0)], [1.0], ex, ey)
         self.figures["energy"] = lw.figure(
@@ -97,9 +122,6 @@ class PartBHandheld(Part):
             x_label="conversation length (tokens, log)", y_label="mWh per day (log)",
             title="Battery spent per day", legend=True, legend_location="top-left",
             x_tick_format=".3~s", y_tick_format=".3~g", height=280)
-        for name in ("memory", "tpot", "ttft", "energy"):
-            self._callout(name, "danger")
-        self._callout("boundary", "success")
 
     def _curves_for(self, wb: int, kb: int) -> dict[str, np.ndarray]:
         key = (wb, kb)
@@ -151,45 +173,85 @@ class PartBHandheld(Part):
                "the KV term grows with the context S.")
         return q, opts, "bytes", feedback_map(opts, "bytes", good, bad)
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
+    # -- shared values ---------------------------------------------------------------------
+    @computed("weight_bits", "kv_bits")
+    def _cv(self, s: Settings) -> dict[str, np.ndarray]:
+        """The curves over the conversation-length grid (cached per precision pair)."""
+        return self._curves_for(int(s["weight_bits"]), int(s["kv_bits"]))
+
+    @computed("weight_bits", "kv_bits", "context")
+    def _here(self, s: Settings) -> dict[str, float]:
+        """Memory, speed and energy at your conversation length."""
+        return handheld_metrics(self.track, int(s["weight_bits"]), int(s["kv_bits"]),
+                                int(s["context"]))
+
+    @computed("weight_bits", "kv_bits", "requests")
+    def _first(self, s: Settings) -> tuple[str, float | None]:
+        """The first limit to fail as the conversation grows, and where."""
+        return self._first_failure(int(s["weight_bits"]), int(s["kv_bits"]),
+                                   float(s["requests"]))
+
+    def _daily(self, s: Settings) -> float:
+        return self._here(s)["energy_j"] * float(s["requests"]) / edge.J_PER_MWH
+
+    def _fails(self, s: Settings) -> dict[str, bool]:
         tr = self.track
-        wb, kb, ctx = int(s["weight_bits"]), int(s["kv_bits"]), int(s["context"])  # type: ignore[call-overload]
-        req = float(s["requests"])  # type: ignore[arg-type]
-        cv = self._curves_for(wb, kb)
-        here = handheld_metrics(tr, wb, kb, ctx)
-        daily_curve = cv["energy_j"] * req / edge.J_PER_MWH
-        daily = here["energy_j"] * req / edge.J_PER_MWH
+        here = self._here(s)
+        return {"memory": here["memory_bytes"] > self.usable,
+                "tpot": here["tpot_s"] > tr.slo_s,
+                "ttft": here["ttft_s"] > float(tr.ttft_slo_s or math.inf),
+                "energy": self._daily(s) > tr.daily_budget}
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on("_cv")
+    def _draw_memory_and_speed(self, s: Settings) -> None:
+        tr = self.track
+        cv = self._cv(s)
         tps = 1.0 / cv["tpot_s"]
-        ttft10 = cv["ttft_s"] * 10
         mem_gb = cv["memory_bytes"] / 1e9
-        lo_e, hi_e = log_domain(np.concatenate([daily_curve, [tr.daily_budget]]), 1.5)
         lw.update_marks({
             self.m_mem: {"y": mem_gb},
             self.s_mem: {"max": max(self.hw.memory_bytes / 1e9 * 1.15,
                                     min(float(mem_gb.max()), 4 * self.hw.memory_bytes / 1e9))},
-            self.m_mem_pt: {"x": [float(ctx)], "y": [here["memory_bytes"] / 1e9]},
-            self.m_tps: {"y": np.vstack([tps, ttft10])},
+            self.m_tps: {"y": np.vstack([tps, cv["ttft_s"] * 10])},
             self.s_tps: {"max": lin_top(np.concatenate([tps, [1.0 / tr.slo_s]]), pad=1.2)},
-            self.m_tps_pt: {"x": [float(ctx)], "y": [1.0 / here["tpot_s"]]},
-            self.m_en: {"y": daily_curve}, self.s_en: {"min": lo_e, "max": hi_e},
-            self.m_en_pt: {"x": [float(ctx)], "y": [daily]},
         })
-        first, at = self._first_failure(wb, kb, req)
+
+    @depends_on("_cv", "requests")
+    def _draw_energy(self, s: Settings) -> None:
+        daily_curve = self._cv(s)["energy_j"] * float(s["requests"]) / edge.J_PER_MWH
+        lo_e, hi_e = log_domain(np.concatenate([daily_curve, [self.track.daily_budget]]), 1.5)
+        lw.update_marks({self.m_en: {"y": daily_curve}, self.s_en: {"min": lo_e, "max": hi_e}})
+
+    @depends_on("_here", "requests")
+    def _draw_points(self, s: Settings) -> None:
+        here = self._here(s)
+        ctx = float(s["context"])
+        lw.update_marks({
+            self.m_mem_pt: {"x": [ctx], "y": [here["memory_bytes"] / 1e9]},
+            self.m_tps_pt: {"x": [ctx], "y": [1.0 / here["tpot_s"]]},
+            self.m_en_pt: {"x": [ctx], "y": [self._daily(s)]},
+        })
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results and readout cards."""
+        tr = self.track
+        here = self._here(s)
+        daily = self._daily(s)
+        first, at = self._first(s)
         prof = edge.edge_profile(self.hw.id)
         battery = (edge.get_battery(prof.battery) if prof is not None and prof.battery
                    else None)
         share = None if battery is None else daily / battery.capacity_mwh
-        fails = {"memory": here["memory_bytes"] > self.usable,
-                 "tpot": here["tpot_s"] > tr.slo_s,
-                 "ttft": here["ttft_s"] > float(tr.ttft_slo_s or math.inf),
-                 "energy": daily > tr.daily_budget}
         self.results = {
-            "weight_bits": wb, "kv_bits": kb, "context_tokens": ctx, "requests_per_day": req,
+            "weight_bits": int(s["weight_bits"]), "kv_bits": int(s["kv_bits"]),
+            "context_tokens": int(s["context"]), "requests_per_day": float(s["requests"]),
             **{k: float(val) for k, val in here.items()}, "daily_mwh": daily,
-            "battery_share_per_day": share, "fails": fails, "first_failure": first,
+            "battery_share_per_day": share, "fails": self._fails(s), "first_failure": first,
             "first_failure_context": at, "expected": self._expected,
         }
-        self._set_readout(_cards([
+        self._set_readout(metric_cards([
             ("memory", format_bytes(here["memory_bytes"]), f"of {format_bytes(self.usable)}",
              lw.PALETTE["blue"]),
             ("streaming", f"{1 / here['tpot_s']:.3g} tokens/s",
@@ -203,6 +265,15 @@ class PartBHandheld(Part):
             ("first to fail", first, "as conversations grow" if at is None else
              f"from {int(at):,} tokens", lw.PALETTE["red"]),
         ]))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        tr = self.track
+        here = self._here(s)
+        ctx, req = int(s["context"]), float(s["requests"])
+        daily = self._daily(s)
+        fails = self._fails(s)
+        first, at = self._first(s)
         self.callouts["memory"].set(
             fails["memory"], "Out of memory beside the OS",
             f"{format_bytes(here['weights_bytes'])} weights + {format_bytes(here['kv_bytes'])} "
@@ -220,13 +291,18 @@ class PartBHandheld(Part):
             "cap the prompt (summarise older turns), or reuse a cached prefix")
         self.callouts["energy"].set(
             fails["energy"], "Over the battery budget",
-            f"{fmt_count(req)} requests x {fmt_energy(here['energy_j'])} = {fmt_count(daily)} mWh/day "
-            f"vs {fmt_count(tr.daily_budget)}.", "lower precision, shorter replies or fewer "
-                                                 "requests on the device")
+            f"{fmt_count(req)} requests x {fmt_energy(here['energy_j'])} = {fmt_count(daily)} "
+            f"mWh/day vs {fmt_count(tr.daily_budget)}.", "lower precision, shorter replies or "
+                                                         "fewer requests on the device")
         self.callouts["boundary"].set(
             not any(fails.values()), "Everything fits at this length",
             f"Next wall: {first}" + ("" if at is None else f" from {int(at):,} tokens") + ".")
-        kvb = kv_bytes_per_token(self.model, kb)
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        here = self._here(s)
+        ctx, req = int(s["context"]), float(s["requests"])
+        kvb = kv_bytes_per_token(self.model, int(s["kv_bits"]))
         bw = self.hw.memory_bandwidth * get_mode(DESIGN_MODE).bandwidth_efficiency
         self.math.update(
             f"$$M(S) = W + S\\,\\mathrm{{kv\\_bpt}} = {tex_num(here['weights_bytes'])} + "
@@ -237,7 +313,7 @@ class PartBHandheld(Part):
             "\\text{B/s})$$"
             f"$$E_{{\\text{{day}}}} = n \\cdot P\\,(t_{{\\text{{prefill}}}} + "
             f"t_{{\\text{{decode}}}}) = {fmt_count(req)} \\times {tex_num(here['energy_j'])}\\ "
-            f"\\text{{J}} = {tex_num(daily)}\\ \\text{{mWh}}$$"
+            f"\\text{{J}} = {tex_num(self._daily(s))}\\ \\text{{mWh}}$$"
             "<p>Source: <code>labkit.physics.phases.request_phases</code>, "
             "<code>labkit.physics.roofline.decode_roofline</code> (achievable), "
             "<code>labkit.plans.serving.resident_weight_bytes</code>.</p>")
@@ -256,8 +332,8 @@ class PartBHandheld(Part):
     def takeaway(self) -> str:
         r = self.results
         where = ("" if r["first_failure_context"] is None
-                 else f" from {int(r['first_failure_context']):,} tokens")  # type: ignore[call-overload]
+                 else f" from {int(r['first_failure_context']):,} tokens")
         return (f"Capacity on the phone: at {r['context_tokens']:,} tokens "
                 f"({r['weight_bits']}-bit weights, {r['kv_bits']}-bit KV) the model uses "
-                f"{format_bytes(r['memory_bytes'])} and {fmt_count(r['daily_mwh'])} mWh/day; "  # type: ignore[arg-type]
+                f"{format_bytes(r['memory_bytes'])} and {fmt_count(r['daily_mwh'])} mWh/day; "
                 f"{r['first_failure']} is the first wall{where}.")

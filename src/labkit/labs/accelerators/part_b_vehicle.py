@@ -1,18 +1,25 @@
-"""TODO doc."""
+"""Lab 2 Part B, vehicle scenario: how many cameras one SoC carries."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import (
     fmt_count,
     fmt_time,
     tex_num,
 )
 from labkit.labs.accelerators.base import Part, feedback_map
-from labkit.labs.common import CheckSpec, Spec, _cards
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
+)
 from labkit.physics import edge
 from labkit.physics.kvcache import weight_bytes
 from labkit.plans.design import (
@@ -22,13 +29,17 @@ from labkit.plans.design import (
     vehicle_frame,
     vehicle_load,
 )
-from labkit.ui import widgets as lw
 from labkit.ui.charts import lin_top
 
 
 class PartBVehicle(Part):
     """Multi-camera perception on one SoC: cameras x fps against the deadline, the SoC's
-    throughput, memory and the energy budget."""
+    throughput, memory and the energy budget.
+
+    Refresh steps: the sweep over camera counts (and the first limit to fail) reads the
+    fps and weight precision, not the cameras; the "your cameras" line only the cameras;
+    the limit bars, readout, callouts and math peek every control.
+    """
 
     letter = "B"
 
@@ -127,32 +138,71 @@ class PartBVehicle(Part):
                "waits for every other frame served before it.")
         return q, opts, "simultaneous", feedback_map(opts, "simultaneous", good, bad)
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        tr = self.track
-        n, fps, wb = int(s["cameras"]), float(s["fps"]), int(s["weight_bits"])  # type: ignore[call-overload, arg-type]
-        sweep = self._ratios(wb, self.cams.astype(float), fps)
-        here = self._ratios(wb, np.asarray([float(n)]), fps)[:, 0]
-        cl = vehicle_load(tr, wb, "single", n, fps)
+    # -- shared values ---------------------------------------------------------------------
+    @computed("weight_bits", "fps")
+    def _sweep(self, s: Settings) -> np.ndarray:
+        """Use of each limit at every camera count."""
+        return self._ratios(int(s["weight_bits"]), self.cams.astype(float), float(s["fps"]))
+
+    @computed("weight_bits", "fps")
+    def _first_failure(self, s: Settings) -> tuple[str, int | None]:
+        return self._first(int(s["weight_bits"]), float(s["fps"]))
+
+    @computed(ALL)
+    def _here(self, s: Settings) -> np.ndarray:
+        """Use of each limit at your camera count."""
+        return self._ratios(int(s["weight_bits"]), np.asarray([float(s["cameras"])]),
+                            float(s["fps"]))[:, 0]
+
+    @computed(ALL)
+    def _load(self, s: Settings) -> edge.CameraLoad:
+        return vehicle_load(self.track, int(s["weight_bits"]), "single", int(s["cameras"]),
+                            float(s["fps"]))
+
+    def _daily(self, s: Settings) -> float:
+        return float(self._here(s)[3]) * self.track.daily_budget
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on(ALL)
+    def _draw_limits(self, s: Settings) -> None:
+        here = self._here(s)
         colors = [lw.PALETTE["red"] if x > 1 else lw.PALETTE["green"] for x in here]
         lw.update_marks({
             self.m_ratio: {"y": here, "colors": colors},
             self.s_ratio: {"max": lin_top(np.concatenate([here, [1.0]]), pad=1.25)},
+        })
+
+    @depends_on("_sweep")
+    def _draw_sweep(self, s: Settings) -> None:
+        sweep = self._sweep(s)
+        lw.update_marks({
             self.m_cam: {"y": sweep},
             self.s_cam: {"max": min(OFF_SCALE, lin_top(np.concatenate([sweep.ravel(),
                                                                         [1.0]]), pad=1.1))},
-            self.m_cam_pt: {"x": [float(n), float(n)]},
         })
-        first, at = self._first(wb, fps)
-        daily = float(here[3]) * tr.daily_budget
+
+    @depends_on("cameras")
+    def _draw_cameras(self, s: Settings) -> None:
+        n = float(s["cameras"])
+        lw.update_marks({self.m_cam_pt: {"x": [n, n]}})
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results and readout cards."""
+        tr = self.track
+        here, cl = self._here(s), self._load(s)
+        first, at = self._first_failure(s)
+        daily = self._daily(s)
         self.results = {
-            "cameras": n, "fps": fps, "weight_bits": wb, "frame_s": cl.frame_s,
+            "cameras": int(s["cameras"]), "fps": float(s["fps"]),
+            "weight_bits": int(s["weight_bits"]), "frame_s": cl.frame_s,
             "worst_latency_s": cl.worst_latency_s, "busy": cl.max_busy,
             "daily_wh": daily, "ratios": dict(zip(self.names, here.tolist(), strict=True)),
             "first_failure": first, "first_failure_cameras": at, "expected": self._expected,
         }
-        self._set_readout(_cards([
-            ("worst-case latency", fmt_time(cl.worst_latency_s), f"deadline {fmt_time(tr.slo_s)}",
-             lw.PALETTE["red"]),
+        self._set_readout(metric_cards([
+            ("worst-case latency", fmt_time(cl.worst_latency_s),
+             f"deadline {fmt_time(tr.slo_s)}", lw.PALETTE["red"]),
             ("SoC busy", f"{cl.max_busy:.1%}", f"max {tr.max_utilisation:.0%}",
              lw.PALETTE["orange"]),
             ("energy", f"{fmt_count(daily)} Wh/day", f"budget {fmt_count(tr.daily_budget)}",
@@ -160,6 +210,14 @@ class PartBVehicle(Part):
             ("first to fail", first, f"within {int(self.cams[-1])} cameras" if at is None
              else f"at {at} cameras", lw.PALETTE["purple"]),
         ]))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        tr = self.track
+        n = int(s["cameras"])
+        here, cl = self._here(s), self._load(s)
+        first, at = self._first_failure(s)
+        daily = self._daily(s)
         details = {
             "deadline": (f"{n} frames at once x {fmt_time(cl.frame_s)} = "
                          f"{fmt_time(cl.worst_latency_s)} vs {fmt_time(tr.slo_s)}.",
@@ -182,6 +240,11 @@ class PartBVehicle(Part):
             f"Closest limit: {self.names[int(np.argmax(here))]} at {float(here.max()):.0%}; "
             f"first to fail as cameras grow: {first}"
             + ("" if at is None else f" at {at}") + ".")
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        n, fps = int(s["cameras"]), float(s["fps"])
+        cl = self._load(s)
         self.math.update(
             f"$$t_{{\\text{{worst}}}} = N\\,t_{{\\text{{frame}}}} = {n} \\times "
             f"{tex_num(cl.frame_s * 1e3)}\\ \\text{{ms}} = "
@@ -190,7 +253,8 @@ class PartBVehicle(Part):
             f"{tex_num(cl.frame_s)} = {cl.max_busy:.3g}$$"
             f"$$E_{{\\text{{day}}}} = P\\,\\rho\\,T_{{\\text{{active}}}} = "
             f"{fmt_count(float(self.hw.power_w or 0))} \\times {cl.max_busy:.3g} \\times "
-            f"{tr.active_hours_per_day:g}\\ \\text{{h}} = {tex_num(daily)}\\ \\text{{Wh}}$$"
+            f"{self.track.active_hours_per_day:g}\\ \\text{{h}} = "
+            f"{tex_num(self._daily(s))}\\ \\text{{Wh}}$$"
             "<p>Source: <code>labkit.physics.edge.camera_load</code>, "
             "<code>labkit.physics.phases.cnn_inference_time</code> (achievable).</p>")
 
@@ -207,7 +271,8 @@ class PartBVehicle(Part):
     def takeaway(self) -> str:
         r = self.results
         return (f"Capacity on the SoC: {r['cameras']} cameras x {r['fps']:g} fps take "
-                f"{fmt_time(r['worst_latency_s'])} in the worst case and {fmt_count(r['daily_wh'])} "  # type: ignore[arg-type]
-                f"Wh/day; adding cameras, {r['first_failure']} fails first"
+                f"{fmt_time(r['worst_latency_s'])} in the worst case and "
+                f"{fmt_count(r['daily_wh'])} Wh/day; adding cameras, {r['first_failure']} "
+                "fails first"
                 + ("" if r["first_failure_cameras"] is None
                    else f" at {r['first_failure_cameras']}") + ".")

@@ -1,18 +1,25 @@
-"""TODO doc."""
+"""Lab 2 Part C, vehicle scenario: splitting cameras or the model over two SoCs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import (
     fmt_count,
     fmt_time,
     format_bytes,
 )
 from labkit.labs.accelerators.base import Part, feedback_map
-from labkit.labs.common import CheckSpec, Spec, _cards
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
+)
 from labkit.physics import edge
 from labkit.plans.design import (
     VEHICLE_LAYOUTS,
@@ -21,12 +28,17 @@ from labkit.plans.design import (
     vehicle_frame,
     vehicle_load,
 )
-from labkit.ui import widgets as lw
 from labkit.ui.charts import lin_top
 
 
 class PartCVehicle(Part):
-    """Splitting cameras or the model across the board's two SoCs."""
+    """Splitting cameras or the model across the board's two SoCs.
+
+    Refresh steps: the latency-vs-cameras curves depend on no control (the precision is the
+    track's), so they are drawn once; the "your cameras" line reads only the cameras; the
+    three layouts are priced once per camera count and fps (a shared value); the busy and
+    latency bars, readout, callouts and math peek read every control.
+    """
 
     letter = "C"
 
@@ -45,6 +57,28 @@ class PartCVehicle(Part):
         loads = {lay: vehicle_load(tr, self.wb, lay) for lay in VEHICLE_LAYOUTS}
         self.default_loads = loads
         self._expected = min(loads, key=lambda k: loads[k].worst_latency_s)
+        self._setup_bar_charts()
+        cx = lw.make_scale("linear", 1, float(self.cams[-1]))
+        cy = lw.make_scale("linear", 0.0, 1.0)
+        self.s_c = cy
+        self.m_c = lw.line_mark(self.cams, np.ones((3, self.cams.size)), cx, cy,
+                                colors=[lw.PALETTE["grey"], lw.PALETTE["blue"],
+                                        lw.PALETTE["purple"]], labels=list(VEHICLE_LAYOUTS),
+                                legend=True)
+        self.m_c_d = lw.hline_mark(tr.slo_s * 1e3, cy, color=lw.PALETTE["red"],
+                                   label="deadline", legend=True)
+        self.m_c_pt = lw.vline_mark(float(self.n0), cx, color=lw.PALETTE["green"],
+                                    label="your cameras", legend=True)
+        self.figures["cameras"] = lw.figure(
+            [self.m_c, self.m_c_d, self.m_c_pt], cx, cy, x_label="cameras",
+            y_label="worst-case latency (ms)", title="Latency as cameras are added",
+            legend=True, legend_location="top-left", x_tick_format="d", height=280)
+        for name in ("deadline", "throughput", "link", "energy"):
+            self._callout(name, "danger")
+        self._callout("boundary", "success")
+
+    def _setup_bar_charts(self) -> None:
+        tr = self.track
         bx, by = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_b = by
         self.m_b = lw.bar_mark(["SoC 1", "SoC 2"], np.zeros(2), bx, by,
@@ -66,24 +100,6 @@ class PartCVehicle(Part):
             [self.m_l, self.m_l_d], lx, ly, x_label="layout (blue: yours)",
             y_label="worst-case latency (ms)", title="Worst case: every camera at once",
             height=280)
-        cx = lw.make_scale("linear", 1, float(self.cams[-1]))
-        cy = lw.make_scale("linear", 0.0, 1.0)
-        self.s_c = cy
-        self.m_c = lw.line_mark(self.cams, np.ones((3, self.cams.size)), cx, cy,
-                                colors=[lw.PALETTE["grey"], lw.PALETTE["blue"],
-                                        lw.PALETTE["purple"]], labels=list(VEHICLE_LAYOUTS),
-                                legend=True)
-        self.m_c_d = lw.hline_mark(tr.slo_s * 1e3, cy, color=lw.PALETTE["red"],
-                                   label="deadline", legend=True)
-        self.m_c_pt = lw.vline_mark(float(self.n0), cx, color=lw.PALETTE["green"],
-                                    label="your cameras", legend=True)
-        self.figures["cameras"] = lw.figure(
-            [self.m_c, self.m_c_d, self.m_c_pt], cx, cy, x_label="cameras",
-            y_label="worst-case latency (ms)", title="Latency as cameras are added",
-            legend=True, legend_location="top-left", x_tick_format="d", height=280)
-        for name in ("deadline", "throughput", "link", "energy"):
-            self._callout(name, "danger")
-        self._callout("boundary", "success")
 
     def _hook(self) -> str:
         hw = self.hw
@@ -113,19 +129,41 @@ class PartCVehicle(Part):
                "activations' hand-off and each stage's overhead.")
         return q, opts, "pipeline", feedback_map(opts, "pipeline", good, bad)
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
+    # -- shared values ---------------------------------------------------------------------
+    @computed("cameras", "fps")
+    def _loads(self, s: Settings) -> dict[str, edge.CameraLoad]:
+        """Every layout at your camera count and fps."""
+        n, fps = int(s["cameras"]), float(s["fps"])
+        return {lay: vehicle_load(self.track, self.wb, lay, n, fps) for lay in VEHICLE_LAYOUTS}
+
+    def _mine(self, s: Settings) -> edge.CameraLoad:
+        return self._loads(s)[str(s["layout"])]
+
+    def _daily(self, s: Settings) -> float:
+        mine = self._mine(s)
+        return (mine.energy_j_per_frame * mine.frames_per_s * active_seconds(self.track)
+                / edge.J_PER_WH)
+
+    def _fails(self, s: Settings) -> dict[str, bool]:
         tr = self.track
-        layout, n, fps = str(s["layout"]), int(s["cameras"]), float(s["fps"])  # type: ignore[call-overload, arg-type]
-        loads = {lay: vehicle_load(tr, self.wb, lay, n, fps) for lay in VEHICLE_LAYOUTS}
-        mine = loads[layout]
+        mine = self._mine(s)
+        return {"deadline": mine.worst_latency_s > tr.slo_s,
+                "throughput": mine.max_busy > tr.max_utilisation,
+                "link": mine.link_utilisation > tr.max_utilisation,
+                "energy": self._daily(s) > tr.daily_budget}
+
+    def _lowest(self, s: Settings) -> str:
+        loads = self._loads(s)
+        return min(loads, key=lambda k: loads[k].worst_latency_s)
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on(ALL)
+    def _draw_bars(self, s: Settings) -> None:
+        tr = self.track
+        layout = str(s["layout"])
+        loads, mine = self._loads(s), self._mine(s)
         busy = list(mine.busy) + [0.0] * (2 - len(mine.busy))
         lat = np.asarray([loads[k].worst_latency_s for k in VEHICLE_LAYOUTS]) * 1e3
-        t, o = vehicle_frame(tr, self.wb)
-        sweep = np.vstack([edge.worst_latency(
-            t, o, self.cams, lay, link_bytes_per_s=self.hw.interconnect_bandwidth,
-            link_latency_s=self.hw.interconnect_latency_s, frame_bytes=tr.window_bytes)
-            for lay in VEHICLE_LAYOUTS]) * 1e3
-        daily = mine.energy_j_per_frame * mine.frames_per_s * active_seconds(tr) / edge.J_PER_WH
         lw.update_marks({
             self.m_b: {"y": busy, "colors": [lw.PALETTE["red"] if b > tr.max_utilisation
                                              else lw.PALETTE["blue"] for b in busy]},
@@ -133,38 +171,65 @@ class PartCVehicle(Part):
             self.m_l: {"y": lat, "colors": [lw.PALETTE["blue"] if k == layout else
                                             lw.PALETTE["grey"] for k in VEHICLE_LAYOUTS]},
             self.s_l: {"max": lin_top(np.concatenate([lat, [tr.slo_s * 1e3]]), pad=1.2)},
+        })
+
+    @depends_on()
+    def _draw_sweep(self, s: Settings) -> None:
+        """Worst-case latency of each layout as cameras are added (no control moves it)."""
+        tr = self.track
+        t, o = vehicle_frame(tr, self.wb)
+        sweep = np.vstack([edge.worst_latency(
+            t, o, self.cams, lay, link_bytes_per_s=self.hw.interconnect_bandwidth,
+            link_latency_s=self.hw.interconnect_latency_s, frame_bytes=tr.window_bytes)
+            for lay in VEHICLE_LAYOUTS]) * 1e3
+        lw.update_marks({
             self.m_c: {"y": sweep},
             self.s_c: {"max": lin_top(np.concatenate([sweep.ravel(), [tr.slo_s * 1e3]]),
                                        pad=1.1)},
-            self.m_c_pt: {"x": [float(n), float(n)]},
         })
-        best = min(loads, key=lambda k: loads[k].worst_latency_s)
-        fails = {"deadline": mine.worst_latency_s > tr.slo_s,
-                 "throughput": mine.max_busy > tr.max_utilisation,
-                 "link": mine.link_utilisation > tr.max_utilisation,
-                 "energy": daily > tr.daily_budget}
+
+    @depends_on("cameras")
+    def _draw_cameras(self, s: Settings) -> None:
+        n = float(s["cameras"])
+        lw.update_marks({self.m_c_pt: {"x": [n, n]}})
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results and readout cards."""
+        tr = self.track
+        mine = self._mine(s)
+        daily = self._daily(s)
         self.results = {
-            "layout": layout, "cameras": n, "fps": fps, "socs": mine.socs,
+            "layout": str(s["layout"]), "cameras": int(s["cameras"]), "fps": float(s["fps"]),
+            "socs": mine.socs,
             "worst_latency_s": mine.worst_latency_s, "busy": list(mine.busy),
             "link_bytes_per_s": mine.link_bytes_per_s,
             "link_utilisation": mine.link_utilisation, "transfer_s": mine.transfer_s,
-            "daily_wh": daily, "lowest_latency_layout": best, "fails": fails,
-            "expected": self._expected,
+            "daily_wh": daily, "lowest_latency_layout": self._lowest(s),
+            "fails": self._fails(s), "expected": self._expected,
         }
-        self._set_readout(_cards([
-            ("worst-case latency", fmt_time(mine.worst_latency_s), f"deadline {fmt_time(tr.slo_s)}",
-             lw.PALETTE["red"]),
+        self._set_readout(metric_cards([
+            ("worst-case latency", fmt_time(mine.worst_latency_s),
+             f"deadline {fmt_time(tr.slo_s)}", lw.PALETTE["red"]),
             ("busiest SoC", f"{mine.max_busy:.1%}", f"{mine.socs} SoC(s)", lw.PALETTE["blue"]),
             ("inter-SoC traffic", f"{format_bytes(mine.link_bytes_per_s)}/s",
-             f"{mine.link_utilisation:.2%} of the link; {fmt_time(mine.transfer_s)} per hand-off",
-             lw.PALETTE["purple"]),
+             f"{mine.link_utilisation:.2%} of the link; {fmt_time(mine.transfer_s)} per "
+             "hand-off", lw.PALETTE["purple"]),
             ("energy", f"{fmt_count(daily)} Wh/day", f"budget {fmt_count(tr.daily_budget)}",
              lw.PALETTE["teal"]),
         ]))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        tr = self.track
+        layout, n = str(s["layout"]), int(s["cameras"])
+        mine, fails, daily = self._mine(s), self._fails(s), self._daily(s)
+        best = self._lowest(s)
         self.callouts["deadline"].set(
             fails["deadline"], "Hard deadline missed",
-            f"The last of {n} simultaneous frames is done after {fmt_time(mine.worst_latency_s)} vs "
-            f"{fmt_time(tr.slo_s)}.", "split the cameras over two SoCs, or fewer cameras per SoC")
+            f"The last of {n} simultaneous frames is done after "
+            f"{fmt_time(mine.worst_latency_s)} vs {fmt_time(tr.slo_s)}.",
+            "split the cameras over two SoCs, or fewer cameras per SoC")
         self.callouts["throughput"].set(
             fails["throughput"], "SoC overloaded",
             f"Busiest SoC {mine.max_busy:.0%} vs {tr.max_utilisation:.0%}.",
@@ -179,7 +244,12 @@ class PartCVehicle(Part):
             "fewer frames, or one pass per frame (not two half-passes)")
         self.callouts["boundary"].set(
             not any(fails.values()), f"{layout} meets every limit",
-            f"Lowest worst-case latency here: {best} ({fmt_time(loads[best].worst_latency_s)}).")
+            f"Lowest worst-case latency here: {best} "
+            f"({fmt_time(self._loads(s)[best].worst_latency_s)}).")
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        mine = self._mine(s)
         self.math.update(
             "$$\\text{single: } N t \\qquad \\text{cameras: } \\max(\\lceil N/2\\rceil t,\\ "
             "x + \\lfloor N/2 \\rfloor \\max(t, x)) \\qquad \\text{model: } a + x + b + "
@@ -204,6 +274,6 @@ class PartCVehicle(Part):
     def takeaway(self) -> str:
         r = self.results
         return (f"Split: '{r['layout']}' with {r['cameras']} cameras at {r['fps']:g} fps has a "
-                f"worst case of {fmt_time(r['worst_latency_s'])} and moves "  # type: ignore[arg-type]
-                f"{format_bytes(r['link_bytes_per_s'])}/s between SoCs; the lowest-latency "  # type: ignore[arg-type]
+                f"worst case of {fmt_time(r['worst_latency_s'])} and moves "
+                f"{format_bytes(r['link_bytes_per_s'])}/s between SoCs; the lowest-latency "
                 f"layout there is {r['lowest_latency_layout']}.")

@@ -1,11 +1,15 @@
-"""TODO doc."""
+"""Lab 2 Part D: the design challenge. Controls are built from the track's scenario
+(:mod:`labkit.plans.scenarios`) design keys; every change runs :func:`design_check`."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
+import ipywidgets as ipw
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import (
     fmt_amount,
     fmt_count,
@@ -15,25 +19,25 @@ from labkit.labs.accelerators.base import Part, feedback_map
 from labkit.labs.common import (
     CheckSpec,
     Spec,
-    _cards,
-    _ok,
-    _table,
+    html_table,
+    metric_cards,
+    pass_mark,
 )
 from labkit.plans.design import (
     CONTEXT_BUCKETS,
     DEVICE_BUCKETS,
     INTERVALS_MS,
     OFF_SCALE,
-    _ratio,
-    context_bucket,
+    Config,
+    DesignCheck,
     design_check,
     design_defaults,
-    device_bucket,
-    duty_bucket,
     fleet_users,
     reference_design,
+    scenario_for,
 )
-from labkit.ui import widgets as lw
+from labkit.plans.scenarios import Fleet
+from labkit.plans.scenarios.common import context_tokens
 from labkit.ui.charts import lin_top
 
 # -- Part D: design challenge ---------------------------------------------------------------------
@@ -63,6 +67,11 @@ _CONSTRAINT_FIX = {
 }
 
 
+def _shown(x: float | None) -> float | None:
+    """A figure as the JSON results show it (non-finite: missing)."""
+    return x if x is not None and math.isfinite(x) else None
+
+
 class PartD(Part):
     """Design challenge: every constraint of the track at once, checked by
     :func:`design_check`, against labkit's fewest-devices (then cheapest) design."""
@@ -70,45 +79,16 @@ class PartD(Part):
     letter = "D"
 
     def _setup(self) -> None:
-        tr, m, sc = self.track, self.model, self.scenario
+        tr = self.track
         d0 = design_defaults(tr)
         self.reference = reference_design(tr)
-        c = self.controls
-        c["weight_bits"] = lw.precision_control("Weight precision", int(d0["weight_bits"]))  # type: ignore[call-overload]
-        if sc in ("fleet", "handheld"):
-            c["kv_bits"] = lw.precision_control("KV-cache precision", int(d0["kv_bits"]),  # type: ignore[call-overload]
-                                                sorted({4, 8, 16, int(d0["kv_bits"])}))  # type: ignore[call-overload]
-        if sc == "fleet":
-            users = fleet_users(tr)
-            opts = {"tp": pow2(min(m.q_heads, 64)),
-                    "cp": pow2(max(1, int(tr.context_tokens) // 1024)),  # type: ignore[arg-type]
-                    "pp": pow2(min(m.layers, 64)), "dp": pow2(min(users, 256))}
-            if m.is_moe:
-                opts["ep"] = [e for e in pow2(m.experts_total) if m.experts_total % e == 0]
-            for ax, vals in opts.items():
-                val = int(d0[ax]) if int(d0[ax]) in vals else 1  # type: ignore[call-overload]
-                c[ax] = lw.selection_control(f"{ax.upper()} degree",
-                                             [(str(x), x) for x in vals], val)
-        elif sc == "handheld":
-            c["context_tokens"] = lw.context_control(int(d0["context_tokens"]), m.max_context,  # type: ignore[call-overload]
-                                                     512, "Longest conversation (tokens)")
-        elif sc == "wearable":
-            c["duty"] = lw.float_control("Share of windows processed (duty)",
-                                         float(d0["duty"]), 0.05, 1.0, 0.05, ".0%")  # type: ignore[arg-type]
-            c["split"] = lw.choice_control("Cut the pipeline", [
-                ("model on the ring", "on_device"), ("features to the phone", "features"),
-                ("raw audio to the phone", "raw")], d0["split"], style="toggle")
-            c["interval_ms"] = lw.selection_control(
-                "BLE connection interval (ms)", [(f"{x:g}", x) for x in INTERVALS_MS],
-                float(d0["interval_ms"]))  # type: ignore[arg-type]
-        else:
-            layouts = [("one SoC", "single")]
-            if self.hw.domain_size >= 2:
-                layouts += [("two SoCs: split cameras", "cameras"),
-                            ("two SoCs: split the model", "model")]
-            c["layout"] = lw.choice_control("Layout", layouts, "single", style="toggle")
+        self.design = scenario_for(tr)
+        for key in self.design.design_keys:
+            control = self._control(key, d0)
+            if control is not None:
+                self.controls[key] = control
         self.default_check = design_check(tr, d0)
-        self.names = list(self.default_check["constraints"])  # type: ignore[arg-type]
+        self.names = list(self.default_check.constraints)
         self._expected = self._computed_answer()
         gx, gy = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_g = gy
@@ -126,10 +106,12 @@ class PartD(Part):
         self.s_o = oy
         self.unit = f"{tr.cost_unit}/day"
         # rented fleets: the objective is devices (cost is devices x price); owned: energy
-        self.per_device_day = (float(tr.price_per_device_hour) * tr.active_hours_per_day  # type: ignore[arg-type]
-                               if tr.cost_unit == "USD" else None)
+        price = tr.price_per_device_hour
+        self.per_device_day = (float(price) * tr.active_hours_per_day
+                               if tr.cost_unit == "USD" and price is not None else None)
         rented = self.per_device_day is not None
-        budget = tr.daily_budget / self.per_device_day if rented else tr.daily_budget  # type: ignore[operator]
+        budget = (tr.daily_budget if self.per_device_day is None
+                  else tr.daily_budget / self.per_device_day)
         self.m_o = lw.bar_mark(["your design", "labkit's best"], np.zeros(2), ox, oy,
                                colors=[lw.PALETTE["blue"], lw.PALETTE["green"]],
                                color_mode="no_group", label_display=True,
@@ -146,32 +128,66 @@ class PartD(Part):
             self._callout(n, "danger")
         self._callout("boundary", "success")
 
-    def check(self, config: Mapping[str, object]) -> dict[str, object]:
+    def _control(self, key: str, d0: Config) -> ipw.ValueWidget | None:
+        """The widget for one design key (None: not a choice for this model)."""
+        tr, m = self.track, self.model
+        if key == "weight_bits":
+            return lw.precision_control("Weight precision", int(d0[key]))
+        if key == "kv_bits":
+            kb = int(d0[key])
+            return lw.precision_control("KV-cache precision", kb, sorted({4, 8, 16, kb}))
+        if key in ("tp", "cp", "pp", "dp", "ep"):
+            opts = {"tp": pow2(min(m.q_heads, 64)),
+                    "cp": pow2(max(1, int(tr.context_tokens or 0) // 1024)),
+                    "pp": pow2(min(m.layers, 64)), "dp": pow2(min(fleet_users(tr), 256))}
+            if m.is_moe:
+                opts["ep"] = [e for e in pow2(m.experts_total) if m.experts_total % e == 0]
+            if key not in opts:
+                return None
+            vals = opts[key]
+            val = int(d0[key]) if int(d0[key]) in vals else 1
+            return lw.selection_control(f"{key.upper()} degree", [(str(x), x) for x in vals],
+                                        val)
+        if key == "context_tokens":
+            return lw.context_control(int(d0[key]), m.max_context, 512,
+                                      "Longest conversation (tokens)")
+        if key == "duty":
+            return lw.float_control("Share of windows processed (duty)", float(d0[key]), 0.05,
+                                    1.0, 0.05, ".0%")
+        if key == "split":
+            return lw.choice_control("Cut the pipeline", [
+                ("model on the ring", "on_device"), ("features to the phone", "features"),
+                ("raw audio to the phone", "raw")], d0[key], style="toggle")
+        if key == "interval_ms":
+            return lw.selection_control(
+                "BLE connection interval (ms)", [(f"{x:g}", x) for x in INTERVALS_MS],
+                float(d0[key]))
+        if key == "layout":
+            layouts = [("one SoC", "single")]
+            if self.hw.domain_size >= 2:
+                layouts += [("two SoCs: split cameras", "cameras"),
+                            ("two SoCs: split the model", "model")]
+            return lw.choice_control("Layout", layouts, "single", style="toggle")
+        raise ValueError(f"Part D has no control for design key {key!r}")
+
+    def check(self, config: Mapping[str, object]) -> DesignCheck:
         """:func:`design_check` for this part's track (the grader calls the same function)."""
         return design_check(self.track, config)
 
     def _computed_answer(self) -> str:
-        ref = self.reference
-        sc = self.scenario
-        if sc == "fleet":
-            return device_bucket(None if ref is None else int(ref["devices"]))  # type: ignore[call-overload]
-        if sc == "handheld":
-            return context_bucket(None if ref is None else ref.get("max_context"))  # type: ignore[arg-type]
-        if sc == "wearable":
-            return duty_bucket(None if ref is None else float(ref["config"]["duty"]))  # type: ignore[index]
-        return "none fits" if ref is None else str(ref["devices"])
+        return self.design.answer(self.reference)
 
     def _hook(self) -> str:
         tr = self.track
         sc = self.scenario
         if sc == "fleet":
             return (f"The target: {fleet_users(tr):,} concurrent conversations at "
-                    f"{int(tr.context_tokens):,} tokens, TPOT within {tr.slo_s * 1e3:g} ms, "  # type: ignore[arg-type]
+                    f"{context_tokens(tr):,} tokens, TPOT within {tr.slo_s * 1e3:g} ms, "
                     f"quality loss within {tr.max_quality_loss_pct:g} point(s), inside "
                     f"{fmt_count(tr.daily_budget)} USD/day. Meet it with the fewest "
                     f"{self.hw.name} devices.")
         if sc == "handheld":
-            return (f"Serve {int(tr.context_tokens):,}-token conversations on the phone "  # type: ignore[arg-type]
+            return (f"Serve {context_tokens(tr):,}-token conversations on the phone "
                     "within its memory, TPOT, TTFT, quality and battery budgets, spending as "
                     "little energy as possible.")
         if sc == "wearable":
@@ -186,7 +202,7 @@ class PartD(Part):
         sc = self.scenario
         if sc == "fleet":
             q = (f"{lw.esc(tr.label)}: {fleet_users(tr):,} users at "
-                 f"{int(tr.context_tokens):,} tokens within {tr.slo_s * 1e3:g} ms per token, "  # type: ignore[arg-type]
+                 f"{context_tokens(tr):,} tokens within {tr.slo_s * 1e3:g} ms per token, "
                  f"at any precision that keeps quality. How many {lw.esc(self.hw.name)} "
                  "devices does the smallest design need?")
             return q, [(f"{lab} devices" if lab[0].isdigit() else lab.capitalize(), lab)
@@ -223,15 +239,14 @@ class PartD(Part):
     def _refresh(self, s: Mapping[str, object]) -> None:
         tr = self.track
         chk = self.check(s)
-        cons = chk["constraints"]
-        ratios = np.asarray([_ratio(cons[n]) for n in self.names])  # type: ignore[index]
-        colors = [lw.PALETTE["green"] if cons[n]["passed"] else lw.PALETTE["red"]  # type: ignore[index]
+        cons = chk.constraints
+        ratios = np.asarray([cons[n].ratio for n in self.names])
+        colors = [lw.PALETTE["green"] if cons[n].passed else lw.PALETTE["red"]
                   for n in self.names]
-        obj = chk["objective"]
-        mine = obj["value"]  # type: ignore[index]
-        ref = obj["reference"]  # type: ignore[index]
+        obj = chk.objective
+        mine, ref = _shown(obj.value), _shown(obj.reference)
         if self.per_device_day is not None:
-            vals = np.asarray([float(chk["devices"]), float(chk["min_devices"] or 0)])  # type: ignore[arg-type]
+            vals = np.asarray([float(chk.devices), float(chk.min_devices or 0)])
             budget = tr.daily_budget / self.per_device_day
         else:
             vals = np.asarray([float(mine or 0.0), float(ref or 0.0)])
@@ -244,46 +259,47 @@ class PartD(Part):
             self.s_o: {"max": max(top, 1.1 * budget) if budget <= 3 * top else top},
             self.m_o_b: {"visible": bool(budget <= 3 * top)},
         })
-        self.results = dict(chk)
+        self.results = chk.as_dict()
         self.results["expected"] = self._expected
-        feasible = bool(chk["feasible"])
-        min_dev = chk["min_devices"]
-        ref_cfg = None if chk["reference"] is None else chk["reference"]["config"]  # type: ignore[index]
-        self._set_readout(_cards([
-            ("verdict", "feasible" if feasible else f"{len(chk['failed'])} constraint(s) fail",  # type: ignore[arg-type]
-             ", ".join(chk["failed"]) or "every constraint passes",  # type: ignore[arg-type]
+        feasible = chk.feasible
+        min_dev = chk.min_devices
+        ref_cfg = None if chk.reference is None else chk.reference.config
+        self._set_readout(metric_cards([
+            ("verdict", "feasible" if feasible else f"{len(chk.failed)} constraint(s) fail",
+             ", ".join(chk.failed) or "every constraint passes",
              lw.PALETTE["green"] if feasible else lw.PALETTE["red"]),
-            ("devices", f"{chk['devices']}", "labkit's fewest: "
+            ("devices", f"{chk.devices}", "labkit's fewest: "
              + ("none fits" if min_dev is None else str(min_dev)), lw.PALETTE["blue"]),
-            (str(obj["name"]), fmt_amount(mine, self.unit),  # type: ignore[index, arg-type]
-             "labkit's best: " + fmt_amount(ref, self.unit), lw.PALETTE["orange"]),  # type: ignore[arg-type]
+            (obj.name, fmt_amount(mine, self.unit),
+             "labkit's best: " + fmt_amount(ref, self.unit), lw.PALETTE["orange"]),
         ]))
-        rows = [[lw.esc(n), _ok(bool(cons[n]["passed"])), lw.esc(cons[n]["detail"])]  # type: ignore[index]
+        rows = [[lw.esc(n), pass_mark(cons[n].passed), lw.esc(cons[n].detail)]
                 for n in self.names]
         ref_txt = ("" if ref_cfg is None else "<div><b>labkit's best design:</b> "
                    + lw.esc(", ".join(f"{k} = {v_}" for k, v_ in ref_cfg.items())) + "</div>")
-        self._set_details(_table(["constraint", "check", "detail"], rows) + ref_txt)
+        self._set_details(html_table(["constraint", "check", "detail"], rows) + ref_txt)
         for n in self.names:
-            c = cons[n]  # type: ignore[index]
-            self.callouts[n].set(not c["passed"], _CONSTRAINT_TITLES.get(n, n),
-                                 lw.esc(c["detail"]), _CONSTRAINT_FIX.get(n))
-        extra = chk["extra_devices"]
+            c = cons[n]
+            self.callouts[n].set(not c.passed, _CONSTRAINT_TITLES.get(n, n),
+                                 lw.esc(c.detail), _CONSTRAINT_FIX.get(n))
+        extra = chk.extra_devices
         self.callouts["boundary"].set(
             feasible, "Feasible: every constraint passes",
-            f"{chk['devices']} device(s)"
+            f"{chk.devices} device(s)"
             + ("" if extra is None else
                (" = labkit's fewest" if extra == 0 else f", {extra} more than labkit's fewest"))
-            + f"; {obj['name']} {fmt_amount(mine, self.unit)} vs labkit's "  # type: ignore[index, arg-type]
-              f"{fmt_amount(ref, self.unit)}.")  # type: ignore[arg-type]
+            + f"; {obj.name} {fmt_amount(mine, self.unit)} vs labkit's "
+              f"{fmt_amount(ref, self.unit)}.")
         closest = self.names[int(np.argmax(ratios))]
         self.math.update(
             "<p>A design is feasible when every constraint holds at once:</p>"
             "$$\\text{feasible} = \\bigwedge_i \\left(\\frac{\\text{value}_i}{\\text{limit}_i} "
             "\\le 1\\right)$$"
             f"<p>Closest to its limit now: <b>{closest}</b> ({ratios.max():.2f}). labkit's "
-            "answer: " + ("the fewest devices from <code>labkit.physics.parallelism.search</code> over "
-                          "every precision pair that keeps quality (ties: lower latency)"
-                          if self.scenario == "fleet" else
+            "answer: " + ("the fewest devices from "
+                          "<code>labkit.physics.parallelism.search</code> over every "
+                          "precision pair that keeps quality (ties: lower latency)"
+                          if isinstance(self.design, Fleet) else
                           "an exhaustive search of the same controls") + ". The grader calls "
             "the same check: <code>labkit.labs.accelerators.design_check(track, config)"
             "</code>.</p>")
@@ -291,8 +307,7 @@ class PartD(Part):
     def _reveal_body(self) -> str:
         ref = self.reference
         r = self.results
-        cfg = "none" if ref is None else ", ".join(f"{k} = {v_}"
-                                                   for k, v_ in ref["config"].items())  # type: ignore[attr-defined]
+        cfg = "none" if ref is None else ", ".join(f"{k} = {v_}" for k, v_ in ref.config.items())
         return (f"{self._computed_line()}"
                 f"<div>labkit's best design: {lw.esc(cfg)}.</div>"
                 f"<div>Yours: <b>{'feasible' if r['feasible'] else 'infeasible'}</b> with "
@@ -305,8 +320,8 @@ class PartD(Part):
     def takeaway(self) -> str:
         r = self.results
         st = ("passes every constraint" if r["feasible"] else
-              f"fails {', '.join(r['failed'])}")  # type: ignore[arg-type]
+              f"fails {', '.join(r['failed'])}")
         extra = r["extra_devices"]
         return (f"Design: your {self.scenario} design {st} with {r['devices']} device(s)"
                 + ("" if extra is None else f" (labkit's fewest: {r['min_devices']})") + "; "
-                f"{r['objective']['name']} {fmt_amount(r['objective']['value'], self.unit)}.")  # type: ignore[index, arg-type]
+                f"{r['objective']['name']} {fmt_amount(r['objective']['value'], self.unit)}.")

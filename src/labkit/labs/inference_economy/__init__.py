@@ -1,9 +1,10 @@
 """Lab 1, "The Inference Economy": parts A-D and the synthesis, one source for every track.
 
 Every number comes from :mod:`labkit` physics (:mod:`~labkit.physics.economy`,
-:mod:`~labkit.physics.phases`, :mod:`~labkit.plans.serving`, :mod:`~labkit.physics.batching`); every difference
-between the four tracks comes from track data (units, hooks, defaults, limits), never from
-a branch on the track's id. Usage in a notebook::
+:mod:`~labkit.physics.phases`, :mod:`~labkit.plans.serving`,
+:mod:`~labkit.physics.batching`); every difference between the four tracks comes from track
+data (units, hooks, defaults, limits), never from a branch on the track's id. Usage in a
+notebook::
 
     from labkit.labs.inference_economy import Lab
     lab = Lab("cloud_fleet")
@@ -17,10 +18,45 @@ lab id ``"lab1"`` and keys ``"<track>.<part>.prediction"``, ``"<track>.<part>.ch
 and ``"<track>.memo"`` (see :func:`answer_key`), so they survive save, nbgrader collect and
 autograde. Each control's callback recomputes only what depends on it (what does not is
 precomputed when the part is built) and updates marks in one ``hold_sync()`` block.
+
+Its identity (id, title, time, objectives, part titles, report files) is
+:data:`~labkit.labs.inference_economy.info.INFO`.
 """
 
-from labkit.labs.common import answer_key
-from labkit.labs.inference_economy.info import LAB_ID, LAB_TITLE, PART_TITLES
-from labkit.labs.inference_economy.lab import Lab
+from __future__ import annotations
 
-__all__ = ["LAB_ID", "LAB_TITLE", "PART_TITLES", "Lab", "answer_key"]
+from typing import TYPE_CHECKING
+
+from labkit.labs.inference_economy.info import (
+    INFO,
+    LAB_ID,
+    LAB_TITLE,
+    PART_TITLES,
+    REPORT_JSON,
+    REPORT_MD,
+)
+
+if TYPE_CHECKING:
+    from labkit.labs.common import answer_key
+    from labkit.labs.inference_economy.lab import Lab
+
+__all__ = ["INFO", "LAB_ID", "LAB_TITLE", "PART_TITLES", "REPORT_JSON", "REPORT_MD", "Lab",
+           "answer_key"]
+
+
+def __getattr__(name: str) -> object:
+    """``Lab`` and ``answer_key`` load the widget stack on first use, so that
+    :data:`labkit.labs.LABS` (which reads :data:`INFO`) imports no widgets."""
+    value: object
+    if name == "Lab":
+        from labkit.labs.inference_economy import lab
+
+        value = lab.Lab
+    elif name == "answer_key":
+        from labkit.labs import common
+
+        value = common.answer_key
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value

@@ -7,6 +7,7 @@ import math
 from labkit.core.format import fmt_num
 from labkit.labs.common import LabPart
 from labkit.labs.inference_economy.info import LAB_ID, PART_MINUTES, PART_TITLES
+from labkit.physics.economy import Crossover
 from labkit.plans.serving import (
     GUARDRAILS,
 )
@@ -67,6 +68,14 @@ def fmt_days(days: float | None, horizon: float | None = None) -> str:
     if days <= WEEKS_BUCKET_MAX:
         return f"{days:.3g} days ({days / 7:.3g} weeks)"
     return f"{days:,.0f} days ({days / 30.44:.3g} months)"
+
+
+def crossover_days(cx: Crossover) -> float | None:
+    """The crossover day of a scalar :class:`Crossover` (None: beyond the horizon)."""
+    t = cx.crossover_days
+    if isinstance(t, tuple):
+        raise TypeError("expected the crossover of one demand, not of an array")
+    return t
 
 
 def unit_scale(nbytes: float) -> tuple[float, str]:

@@ -1,18 +1,42 @@
-"""Lab 1's identity: id, title, time estimate, part titles and report files."""
+"""Lab 1's identity (:class:`~labkit.labs.info.LabInfo`): id, title, time, objectives,
+part titles and report files -- read by the lab's widgets and by its nbgrader spec
+(``course/labs/lab1.py``). The module constants are aliases of :data:`INFO`'s fields."""
 
 from __future__ import annotations
 
-LAB_ID = "lab1"
-LAB_TITLE = "The Inference Economy"
-TIME_ESTIMATE = "45-55 minutes: four parts of about 10-12 minutes each, then a 5-minute synthesis"
-REPORT_MD = "labkit_report.md"
-REPORT_JSON = "labkit_report.json"
-REPORT_SCHEMA = "labkit-report"
-REPORT_VERSION = 1
-PART_TITLES = {
-    "A": "Two amounts and a crossover",
-    "B": "The state/KV wall",
-    "C": "Batching under variance",
-    "D": "Release review",
-}
-PART_MINUTES = {"A": "10-12 min", "B": "10 min", "C": "10-12 min", "D": "12-15 min"}
+from labkit.labs.info import ANY_SCENARIO, LabInfo
+
+INFO = LabInfo(
+    id="lab1",
+    number=1,
+    title="The Inference Economy",
+    module="inference_economy",
+    part_titles={
+        "A": "Two amounts and a crossover",
+        "B": "The state/KV wall",
+        "C": "Batching under variance",
+        "D": "Release review",
+    },
+    part_minutes={"A": (10, 12), "B": (10, 10), "C": (10, 12), "D": (12, 15)},
+    objectives={ANY_SCENARIO: (
+        "Split a request into its one-time input pass (prefill) and its repeated output loop "
+        "(decode), and say which one the track pays for.",
+        "Find when recurring serving cost overtakes a one-time setup budget, in the track's "
+        "own unit (USD, mWh or Wh).",
+        "Compute how many live sessions fit beside the weights, and which knob frees memory "
+        "first.",
+        "Choose a batching policy from the request-length spread and the SLO, not from habit.",
+        "Defend a release plan against every guardrail -- memory, SLO, quality and cost -- "
+        "and name the one that binds.",
+    )},
+    report_md="labkit_report.md",
+    report_json="labkit_report.json",
+)
+
+LAB_ID = INFO.id
+LAB_TITLE = INFO.title
+TIME_ESTIMATE = INFO.time_estimate
+REPORT_MD = INFO.report_md
+REPORT_JSON = INFO.report_json
+PART_TITLES = INFO.part_titles
+PART_MINUTES = INFO.part_minutes_text

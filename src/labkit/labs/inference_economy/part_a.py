@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import fmt_num, fmt_time, format_bytes, tex_num
 from labkit.core.grids import PRECISIONS
-from labkit.labs.common import _cards
+from labkit.labs.common import ALL, Settings, computed, depends_on, metric_cards
 from labkit.labs.inference_economy.base import (
     DAYS_BUCKET_MAX,
     WEEKS_BUCKET_MAX,
     Part,
     cost_noun,
     crossover_bucket,
+    crossover_days,
     event_noun,
     fmt_cost,
     fmt_days,
@@ -29,41 +30,57 @@ from labkit.plans.serving import (
 )
 from labkit.plans.workload import track_phases
 from labkit.registries.models import get_model
-from labkit.tracks import custom_track
-from labkit.ui import widgets as lw
+from labkit.tracks import Track, custom_track
 
 # -- Part A ---------------------------------------------------------------------------------
 
 class PartA(Part):
-    """Setup vs recurring cost, and where one request's time goes (prefill vs decode)."""
+    """Setup vs recurring cost, and where one request's time goes (prefill vs decode).
+
+    Refresh steps: the crossover chart reads every control; the phase chart only the
+    demand, output length and weight precision (the saving changes the bill, not the
+    time); the readout, callouts and math peek read every control.
+    """
 
     letter = "A"
 
     def _setup(self) -> None:
         tr = self.track
         self.is_lm = tr.is_transformer
-        noun = event_noun(tr)
         self.bits_options = sorted({b for b in PRECISIONS
                                     if not track_capacity(tr, weight_bits=b).oom}
                                    | {tr.weight_bits})
+        out_hi = self._setup_controls()
+        self.default: Crossover = track_crossover(tr)
+        self.default_phases: RequestPhases = track_phases(tr)
+        self._expected = crossover_bucket(crossover_days(self.default), tr.horizon_days)
+        self._setup_crossover_chart(out_hi)
+        self._setup_phase_chart()
+        self.callouts["budget"] = lw.Callout("danger")
+        self.callouts["boundary"] = lw.Callout("success")
+
+    def _setup_controls(self) -> int | None:
+        """The controls; returns the largest output length (None for a CNN)."""
+        tr = self.track
         d0 = tr.demand_rate_per_s
-        self.controls["demand"] = lw.log_control(f"Demand ({noun}s/s)", d0, d0 / 10, d0 * 10)
+        self.controls["demand"] = lw.log_control(f"Demand ({event_noun(tr)}s/s)", d0, d0 / 10,
+                                                 d0 * 10)
         out_hi = None
         if self.is_lm:
+            out0 = int(tr.output_tokens or 0)
             model = get_model(tr.model_id)
-            out_hi = int(min(4 * tr.output_tokens, model.max_context - tr.prompt_tokens))
+            out_hi = int(min(4 * out0, model.max_context - int(tr.prompt_tokens or 0)))
             out_hi -= out_hi % 16
             self.controls["output_tokens"] = lw.int_control(
-                "Output tokens per request", tr.output_tokens, 16, out_hi, 16)
+                "Output tokens per request", out0, 16, out_hi, 16)
         self.controls["saving_pct"] = lw.float_control(
             "Optimisation saving on cost per event (%)", 0.0, 0.0, 50.0, 5.0, ".0f")
         self.controls["weight_bits"] = lw.precision_control(
             "Weight precision", tr.weight_bits, self.bits_options)
+        return out_hi
 
-        self.default: Crossover = track_crossover(tr)
-        self.default_phases: RequestPhases = track_phases(tr)
-        self._expected = crossover_bucket(self.default.crossover_days, tr.horizon_days)
-
+    def _setup_crossover_chart(self, out_hi: int | None) -> None:
+        tr = self.track
         # Fixed log-log domain spanning every reachable setting, so a change moves the line.
         outs = (16, out_hi) if self.is_lm else (None,)
         cpes = [custom_track(tr, weight_bits=b, **({"output_tokens": n} if n else {}))
@@ -104,6 +121,8 @@ class PartA(Part):
             legend=True, x_tick_values=ticks, x_tick_format=".3~g", y_tick_format=".2~e",
             height=320)
 
+    def _setup_phase_chart(self) -> None:
+        noun = event_noun(self.track)
         labels = self.default_phases.phase_labels
         self.phase_names = [labels["prefill"], labels["decode"]]
         bx = lw.make_scale("ordinal")
@@ -116,8 +135,6 @@ class PartA(Part):
             [self.m_phase], bx, by, x_label=f"phase of one {noun}",
             y_label="share of the request's time (%)",
             title=f"Where one {noun}'s time goes", height=260)
-        self.callouts["budget"] = lw.Callout("danger")
-        self.callouts["boundary"] = lw.Callout("success")
 
     def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
         tr = self.track
@@ -145,25 +162,36 @@ class PartA(Part):
                "lowers the daily bill, which moves t* later by 1/(1 - s); it never removes it.")
         return q, opts, "later", {v: (good if v == "later" else bad) for _, v in opts}
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        tr = self.track
-        kw: dict[str, object] = {"demand_rate_per_s": float(s["demand"]),  # type: ignore[arg-type]
-                                 "weight_bits": int(s["weight_bits"])}  # type: ignore[call-overload]
+    # -- shared values ---------------------------------------------------------------------
+    @computed("demand", "weight_bits", "output_tokens")
+    def _custom(self, s: Settings) -> Track:
+        """The track at the chosen demand, precision (and output length)."""
+        kw: dict[str, object] = {"demand_rate_per_s": float(s["demand"]),
+                                 "weight_bits": int(s["weight_bits"])}
         if self.is_lm:
-            kw["output_tokens"] = int(s["output_tokens"])  # type: ignore[call-overload]
-        ct = custom_track(tr, **kw)
-        saving = float(s["saving_pct"]) / 100.0  # type: ignore[arg-type]
-        cx = track_crossover(ct, optimisation_saving=saving)
-        ph = track_phases(ct)
-        t = cx.crossover_days
-        bucket = crossover_bucket(t, tr.horizon_days)
-        daily = float(cx.daily_cost)
-        total = ph.prefill_s + ph.decode_s
-        shares = [100.0 * ph.prefill_s / total, 100.0 * ph.decode_s / total]
+            kw["output_tokens"] = int(s["output_tokens"])
+        return custom_track(self.track, **kw)
+
+    @computed("_custom", "saving_pct")
+    def _crossover(self, s: Settings) -> Crossover:
+        return track_crossover(self._custom(s), optimisation_saving=self._saving(s))
+
+    @computed("_custom")
+    def _phases(self, s: Settings) -> RequestPhases:
+        return track_phases(self._custom(s))
+
+    @staticmethod
+    def _saving(s: Settings) -> float:
+        return float(s["saving_pct"]) / 100.0
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on("_crossover")
+    def _draw_crossover(self, s: Settings) -> None:
+        tr = self.track
+        daily = float(self._crossover(s).daily_cost)
         t_plot = tr.setup_cost / daily if daily > 0 else None
         visible = t_plot is not None and t_plot <= tr.horizon_days
         upd: dict = {self.m_current: {"y": daily * self.days},
-                     self.m_phase: {"y": shares},
                      self.m_cross_pt: {"visible": visible}}
         if visible:
             upd[self.m_cross] = {"x": [t_plot, t_plot], "visible": True}
@@ -172,7 +200,22 @@ class PartA(Part):
             upd[self.m_cross] = {"visible": False}
         lw.update_marks(upd)
 
-        wbytes = weight_bytes(get_model(tr.model_id), int(s["weight_bits"]),  # type: ignore[call-overload]
+    @depends_on("_phases")
+    def _draw_phases(self, s: Settings) -> None:
+        ph = self._phases(s)
+        total = ph.prefill_s + ph.decode_s
+        lw.update_marks({self.m_phase: {"y": [100.0 * ph.prefill_s / total,
+                                              100.0 * ph.decode_s / total]}})
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results, readout cards and the budget callouts."""
+        tr = self.track
+        ct, cx, ph = self._custom(s), self._crossover(s), self._phases(s)
+        t = crossover_days(cx)
+        bucket = crossover_bucket(t, tr.horizon_days)
+        daily = float(cx.daily_cost)
+        wbytes = weight_bytes(get_model(tr.model_id), int(s["weight_bits"]),
                               include_lm_head=self.is_lm)
         budget_ratio = daily / tr.daily_budget
         self.results = {
@@ -187,7 +230,7 @@ class PartA(Part):
         }
         u = tr.cost_unit
         noun = event_noun(tr)
-        self._set_readout(_cards([
+        self._set_readout(metric_cards([
             (f"cost per {noun}", fmt_cost(cx.effective_cost_per_event, u),
              f"before saving {fmt_cost(ct.cost_per_event, u)}", lw.PALETTE["blue"]),
             ("recurring per day", fmt_cost(daily, u),
@@ -213,23 +256,14 @@ class PartA(Part):
             f"{fmt_cost(daily, u)}/day of {fmt_cost(tr.daily_budget, u)}; the recurring line "
             f"crosses the setup budget after {fmt_days(t, tr.horizon_days)}. Watch demand: "
             f"it scales the bill one for one.")
-        b_eff = tr.batch_size if tr.cost_unit == "USD" else 1
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        tr = self.track
+        ct, cx, ph = self._custom(s), self._crossover(s), self._phases(s)
+        saving = self._saving(s)
+        daily = float(cx.daily_cost)
         c_ev = r"c_{\text{event}}"
-        if u == "USD":
-            cost_tex = (
-                f"$${c_ev} = \\frac{{d\\,p}}{{3600}}\\left(t_{{\\text{{prefill}}}} + "
-                f"\\frac{{t_{{\\text{{decode}}}}}}{{B}}\\right) = "
-                f"\\frac{{{tr.devices_per_replica} \\times {tr.price_per_device_hour:g}}}{{3600}}"
-                f"\\left({ph.prefill_s:.3g} + \\frac{{{ph.decode_s:.3g}}}{{{b_eff}}}\\right) = "
-                f"{tex_num(ct.cost_per_event)}\\ \\text{{USD}}$$")
-        else:
-            busy = ph.prefill_s + ph.decode_s / b_eff
-            cost_tex = (
-                f"$${c_ev} = \\frac{{d\\,P\\,(t_{{\\text{{in}}}} + t_{{\\text{{out}}}})}}"
-                f"{{J_{{\\text{{{u}}}}}}} = \\frac{{{tr.devices_per_replica} \\times "
-                f"{tr.power_w:g}\\ \\text{{W}} \\times {busy:.3g}\\ \\text{{s}}}}"
-                f"{{{tr.joules_per_cost_unit:g}\\ \\text{{J}}}} = "
-                f"{tex_num(ct.cost_per_event)}\\ \\text{{{u}}}$$")
         t_tex = "\\infty" if daily == 0 else tex_num(tr.setup_cost / daily)
         n_day = r"N_{\text{day}}"
         self.math.update(
@@ -239,28 +273,49 @@ class PartA(Part):
             f"\\frac{{{tex_num(tr.setup_cost)}}}{{{tex_num(ct.cost_per_event)} \\times "
             f"{1 - saving:.2f} \\times {tex_num(ct.events_per_day)}}} = {t_tex}"
             "\\ \\text{days}$$"
-            f"<p>Cost of one {noun} from its busy time ({ph.phase_labels['prefill']} "
+            f"<p>Cost of one {event_noun(tr)} from its busy time ({ph.phase_labels['prefill']} "
             f"{fmt_time(ph.prefill_s)}, {ph.phase_labels['decode']} {fmt_time(ph.decode_s)}):</p>"
-            f"{cost_tex}"
+            f"{self._cost_tex(ct, ph)}"
             f"<p>Annual saving of s = {saving:.0%}: "
-            f"{fmt_cost(float(cx.annual_savings), u)}. Source: "
+            f"{fmt_cost(float(cx.annual_savings), tr.cost_unit)}. Source: "
             "<code>labkit.physics.economy.track_crossover</code>, "
             "<code>labkit.physics.phases.track_phases</code>.</p>")
+
+    def _cost_tex(self, ct: Track, ph: RequestPhases) -> str:
+        """The cost of one event from its busy time, as display math."""
+        tr = self.track
+        u = tr.cost_unit
+        b_eff = tr.batch_size if u == "USD" else 1
+        c_ev = r"c_{\text{event}}"
+        if u == "USD":
+            return (
+                f"$${c_ev} = \\frac{{d\\,p}}{{3600}}\\left(t_{{\\text{{prefill}}}} + "
+                f"\\frac{{t_{{\\text{{decode}}}}}}{{B}}\\right) = "
+                f"\\frac{{{tr.devices_per_replica} \\times {tr.price_per_device_hour:g}}}{{3600}}"
+                f"\\left({ph.prefill_s:.3g} + \\frac{{{ph.decode_s:.3g}}}{{{b_eff}}}\\right) = "
+                f"{tex_num(ct.cost_per_event)}\\ \\text{{USD}}$$")
+        busy = ph.prefill_s + ph.decode_s / b_eff
+        return (
+            f"$${c_ev} = \\frac{{d\\,P\\,(t_{{\\text{{in}}}} + t_{{\\text{{out}}}})}}"
+            f"{{J_{{\\text{{{u}}}}}}} = \\frac{{{tr.devices_per_replica} \\times "
+            f"{tr.power_w:g}\\ \\text{{W}} \\times {busy:.3g}\\ \\text{{s}}}}"
+            f"{{{tr.joules_per_cost_unit:g}\\ \\text{{J}}}} = "
+            f"{tex_num(ct.cost_per_event)}\\ \\text{{{u}}}$$")
 
     def _reveal_body(self) -> str:
         tr = self.track
         r = self.results
-        d0 = self.default.crossover_days
+        d0 = crossover_days(self.default)
         daily0 = float(self.default.daily_cost)
         return (
             f"<div>{self._prediction_line()}.</div>"
             f"<div>At the track defaults: {fmt_cost(tr.setup_cost, tr.cost_unit)} / "
             f"{fmt_cost(daily0, tr.cost_unit)} per day = <b>{fmt_days(d0, tr.horizon_days)}</b>"
             f" → <b>{self.predict.label_for(self._expected)}</b>.</div>"
-            f"<div>With your current settings: <b>{fmt_days(r['crossover_days'], tr.horizon_days)}"  # type: ignore[arg-type]
+            f"<div>With your current settings: <b>{fmt_days(r['crossover_days'], tr.horizon_days)}"
             f"</b> (bucket: {r['bucket']}).</div>"
             f"<div style='color:#5d6d7e'>Why: the setup is paid once, the recurring cost every "
             f"day; t* = setup / daily cost, so demand and cost per event move it one for one. "
             f"Inside one {event_noun(tr)}, the {r['binding_label']} takes "
-            f"{fmt_time(max(r['prefill_s'], r['decode_s']))} of "  # type: ignore[type-var]
-            f"{fmt_time(r['prefill_s'] + r['decode_s'])}.</div>")  # type: ignore[operator]
+            f"{fmt_time(max(r['prefill_s'], r['decode_s']))} of "
+            f"{fmt_time(r['prefill_s'] + r['decode_s'])}.</div>")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import format_bytes, tex_num
 from labkit.core.grids import PRECISIONS, context_options
-from labkit.labs.common import _cards
+from labkit.labs.common import ALL, Settings, computed, depends_on, metric_cards
 from labkit.labs.inference_economy.base import (
     FEW_MAX,
     MAX_WINDOWS,
@@ -26,12 +25,16 @@ from labkit.plans.serving import (
 )
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
-from labkit.ui import widgets as lw
 
 # -- Part B ---------------------------------------------------------------------------------
 
 class PartB(Part):
-    """How many live sessions (KV caches, or sensor windows + activations) fit beside weights."""
+    """How many live sessions (KV caches, or sensor windows + activations) fit beside weights.
+
+    Refresh steps: the sessions curve sweeps the state per session, so it reads the
+    precisions and devices but not the context (windows) control; the memory bars, the
+    "you are here" point, the readout, callouts and math peek read every control.
+    """
 
     letter = "B"
 
@@ -42,13 +45,27 @@ class PartB(Part):
         self.is_lm = tr.is_transformer
         self.max_dev = max_devices(tr)
         self.slots = tr.batch_size
+        self._setup_controls()
+        d0 = self._defaults()
+        self.default_cap = self._capacity(d0)
+        self.default_curve = np.asarray(self._curve(d0), dtype=float)
+        self._expected = session_bucket(self.default_cap.max_sessions)
+        self._setup_memory_chart()
+        self._setup_sessions_chart()
+        self.callouts["oom"] = lw.Callout("danger")
+        self.callouts["batch_cap"] = lw.Callout("warn")
+        self.callouts["boundary"] = lw.Callout("success")
+
+    def _setup_controls(self) -> None:
+        tr = self.track
         c = self.controls
         c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
         if self.is_lm:
+            ctx0 = int(tr.context_tokens or 0)
             c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
                                                 sorted({4, 8, 16, tr.kv_bits}))
-            self.grid = context_options(self.model.max_context, int(tr.context_tokens), 256)  # type: ignore[arg-type]
-            c["context"] = lw.context_control(int(tr.context_tokens), self.model.max_context,  # type: ignore[arg-type]
+            self.grid = context_options(self.model.max_context, ctx0, 256)
+            c["context"] = lw.context_control(ctx0, self.model.max_context,
                                               256, "Context per session (tokens)")
         else:
             self.act_bytes = {b: float(cnn_inference_time(self.hw, self.model, b, 1).bytes_moved)
@@ -58,11 +75,7 @@ class PartB(Part):
         if self.max_dev > 1:
             c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev)
 
-        d0 = self._defaults()
-        self.default_cap = self._capacity(d0)
-        self.default_curve = np.asarray(self._curve(d0), dtype=float)
-        self._expected = session_bucket(self.default_cap.max_sessions)
-
+    def _setup_memory_chart(self) -> None:
         mem_max = self.hw.usable_memory_bytes * self.max_dev
         self.scale, self.unit = unit_scale(mem_max)
         cats = ["weights + 1 session"]
@@ -86,6 +99,7 @@ class PartB(Part):
             title=f"Weights (blue) + {state_name} (orange) + free (grey) vs usable memory "
                   "(red dashed)", height=300)
 
+    def _setup_sessions_chart(self) -> None:
         sx = lw.make_scale("log" if self.is_lm else "linear",
                            float(self.grid[0]), float(self.grid[-1]))
         sy = lw.make_scale("linear", 0.0, 1.0)
@@ -109,16 +123,13 @@ class PartB(Part):
             title="Sessions that fit as the state per session grows", legend=True,
             x_tick_format=".3~s" if self.is_lm else "d", height=280,
             legend_location="top-right")
-        self.callouts["oom"] = lw.Callout("danger")
-        self.callouts["batch_cap"] = lw.Callout("warn")
-        self.callouts["boundary"] = lw.Callout("success")
 
     def _defaults(self) -> dict[str, object]:
         tr = self.track
         d: dict[str, object] = {"weight_bits": tr.weight_bits,
                                 "devices": tr.devices_per_replica}
         if self.is_lm:
-            d.update(kv_bits=tr.kv_bits, context=int(tr.context_tokens))  # type: ignore[arg-type]
+            d.update(kv_bits=tr.kv_bits, context=int(tr.context_tokens or 0))
         else:
             d["windows"] = 1
         return d
@@ -126,28 +137,31 @@ class PartB(Part):
     def _state_bytes(self, wb: int, windows: int) -> float:
         return windows * self.track.window_bytes + self.act_bytes[wb]
 
-    def _capacity(self, s: Mapping[str, object], x: float | None = None) -> StateCapacity:
+    def _capacity(self, s: Settings, x: float | None = None) -> StateCapacity:
         tr = self.track
-        wb = int(s["weight_bits"])  # type: ignore[call-overload]
-        dev = int(s.get("devices", tr.devices_per_replica))  # type: ignore[call-overload]
+        wb = int(s["weight_bits"])
+        dev = int(s.get("devices", tr.devices_per_replica))
         if self.is_lm:
-            ctx = float(s["context"] if x is None else x)  # type: ignore[arg-type]
+            ctx = float(s["context"] if x is None else x)
             return track_capacity(tr, context_tokens=ctx, weight_bits=wb,
-                                  kv_bits=int(s["kv_bits"]), devices_per_replica=dev)  # type: ignore[call-overload]
-        win = int(s["windows"] if x is None else x)  # type: ignore[call-overload]
+                                  kv_bits=int(s["kv_bits"]), devices_per_replica=dev)
+        win = int(s["windows"] if x is None else x)
         return state_capacity(self.hw, self.model, weight_bits=wb, kv_bits=tr.kv_bits,
                               devices_per_replica=dev,
                               reserve_fraction=tr.memory_reserve_fraction,
                               state_bytes_per_request=self._state_bytes(wb, win))
 
-    def _curve(self, s: Mapping[str, object]) -> list[int]:
+    def _curve(self, s: Settings) -> list[int]:
         return [self._capacity(s, x).max_sessions for x in self.grid]
+
+    def _x_now(self, s: Settings) -> float:
+        return float(s["context"] if self.is_lm else s["windows"])
 
     def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
         tr = self.track
         cap = self.default_cap
-        state = (f"{tr.kv_bits}-bit KV cache at {int(tr.context_tokens):,} tokens of context"  # type: ignore[arg-type]
-                 if self.is_lm else "one sensor window plus its activations")
+        state = (f"{tr.kv_bits}-bit KV cache at {int(tr.context_tokens or 0):,} tokens of "
+                 "context" if self.is_lm else "one sensor window plus its activations")
         q = (f"{lw.esc(tr.label)}: one replica of {cap.devices} x {lw.esc(self.hw.name)} holds "
              f"the {tr.weight_bits}-bit weights of {lw.esc(self.model.name)}. With {state} per "
              "session, how many concurrent sessions fit beside the weights?")
@@ -171,10 +185,22 @@ class PartB(Part):
                "never appears; devices help only by adding memory.")
         return q, opts, "state", {v: (good if v == "state" else bad) for _, v in opts}
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        tr = self.track
-        cap = self._capacity(s)
-        curve = np.asarray(self._curve(s), dtype=float)
+    # -- shared values ---------------------------------------------------------------------
+    @computed(ALL)
+    def _cap(self, s: Settings) -> StateCapacity:
+        """Capacity at the current settings."""
+        return self._capacity(s)
+
+    @computed("weight_bits", "kv_bits", "devices")
+    def _sessions_curve(self, s: Settings) -> np.ndarray:
+        """Sessions that fit at every point of the context (windows) grid."""
+        return np.asarray(self._curve(s), dtype=float)
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on(ALL)
+    def _draw_state(self, s: Settings) -> None:
+        """Memory bars, the usable-memory line and the "you are here" point."""
+        cap = self._cap(s)
         per, n = cap.bytes_per_session, cap.max_sessions
         w_here = cap.weight_bytes if cap.weight_location == "memory" else 0.0
         counts = [1] + ([self.slots] if self.slots > 1 else []) + [n]
@@ -185,17 +211,26 @@ class PartB(Part):
         capacity = cap.memory_bytes / self.scale
         tallest = float(np.max(y.sum(axis=0)))
         mem_top = min(3.0 * capacity, 1.12 * max(capacity, tallest))
-        x_now = float(s["context"] if self.is_lm else s["windows"])  # type: ignore[arg-type]
-        sess_top = 1.5 * max(float(curve.max()), float(self.default_curve.max()),
-                             float(self.slots), 1.0)  # headroom for the legend
         lw.update_marks({
             self.m_mem: {"y": y},
             self.m_cap: {"y": [capacity, capacity]},
             self.mem_y: {"max": mem_top},
-            self.m_sess: {"y": curve},
-            self.sess_y: {"max": sess_top},
-            self.m_here: {"x": [x_now], "y": [float(n)]},
+            self.m_here: {"x": [self._x_now(s)], "y": [float(n)]},
         })
+
+    @depends_on("_sessions_curve")
+    def _draw_sessions(self, s: Settings) -> None:
+        curve = self._sessions_curve(s)
+        sess_top = 1.5 * max(float(curve.max()), float(self.default_curve.max()),
+                             float(self.slots), 1.0)  # headroom for the legend
+        lw.update_marks({self.m_sess: {"y": curve}, self.sess_y: {"max": sess_top}})
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results, readout cards and callouts."""
+        tr = self.track
+        cap = self._cap(s)
+        per, n = cap.bytes_per_session, cap.max_sessions
         state_name = "KV cache" if self.is_lm else "window + activations"
         self.results = {
             "max_sessions": n, "oom": cap.oom, "bucket": session_bucket(n),
@@ -207,7 +242,7 @@ class PartB(Part):
         }
         wloc = ("beside them" if cap.weight_location == "memory"
                 else f"in flash ({format_bytes(cap.weight_limit_bytes)})")
-        self._set_readout(_cards([
+        self._set_readout(metric_cards([
             ("sessions that fit", "OOM" if cap.oom else f"{n:,}",
              f"bucket: {session_bucket(n)}", lw.PALETTE["red"] if cap.oom else lw.PALETTE["green"]),
             (f"{state_name} per session", format_bytes(per),
@@ -217,6 +252,10 @@ class PartB(Part):
              f"{cap.devices} device(s), {tr.memory_reserve_fraction:.0%} reserve",
              lw.PALETTE["grey"]),
         ]))
+        self._set_callouts(s, cap)
+
+    def _set_callouts(self, s: Settings, cap: StateCapacity) -> None:
+        n = cap.max_sessions
         levers = ["lower the weight precision"]
         if self.is_lm:
             levers += ["lower the KV precision", "shorten the context"]
@@ -237,11 +276,19 @@ class PartB(Part):
         self.callouts["boundary"].set(
             (not cap.oom) and not short, f"{n:,} sessions fit",
             f"{nxt[0].upper()}{nxt[1:]}.")
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        tr = self.track
+        cap = self._cap(s)
+        per, n = cap.bytes_per_session, cap.max_sessions
+        w_here = cap.weight_bytes if cap.weight_location == "memory" else 0.0
+        x_now = self._x_now(s)
         unit = "context" if self.is_lm else "windows held"
         per_tex = (f"\\text{{kv\\_bytes\\_per\\_token}} \\times {int(x_now):,} \\times "
                    f"\\text{{TP share}}" if self.is_lm
                    else f"{int(x_now)} \\times {tex_num(tr.window_bytes)} + "
-                        f"{tex_num(self.act_bytes[int(s['weight_bits'])])}")  # type: ignore[call-overload]
+                        f"{tex_num(self.act_bytes[int(s['weight_bits'])])}")
         self.math.update(
             "<p>Sessions that fit on one replica (weights in "
             f"{cap.weight_location}):</p>"
@@ -252,7 +299,7 @@ class PartB(Part):
             f"<p>The state grows linearly with the {unit}; weights shrink with precision. "
             "Source: <code>labkit.plans.serving.state_capacity</code>.</p>")
 
-    def _next_step(self, s: Mapping[str, object]) -> str:
+    def _next_step(self, s: Settings) -> str:
         x = s["context"] if self.is_lm else s["windows"]
         grid = list(self.grid)
         i = grid.index(x) if x in grid else 0

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import fmt_num, fmt_time
-from labkit.labs.common import _cards, _ok, _table
+from labkit.labs.common import (
+    ALL,
+    Settings,
+    computed,
+    depends_on,
+    html_table,
+    metric_cards,
+    pass_mark,
+)
 from labkit.labs.inference_economy.base import SLO_RATIO_MAX, Part, event_noun
 from labkit.physics.batching import POLICIES, POLICY_LABELS, PolicyComparison, compare_policies
 from labkit.plans.serving import (
@@ -15,12 +24,17 @@ from labkit.plans.serving import (
     track_capacity,
 )
 from labkit.plans.workload import track_inputs as batching_track_inputs
-from labkit.ui import widgets as lw
 
 # -- Part C ---------------------------------------------------------------------------------
 
 class PartC(Part):
-    """Four batching policies on the same simulated stream, against the SLO."""
+    """Four batching policies on the same simulated stream, against the SLO.
+
+    Refresh steps: one simulation of the four policies reads every control, and every
+    chart, the readout, the table and the callouts show it, so they all depend on every
+    control; only the math peek skips the output-length spread (it shows the batch and the
+    arrival rate).
+    """
 
     letter = "C"
 
@@ -33,9 +47,10 @@ class PartC(Part):
         cap = track_capacity(tr)
         self.max_b = max(self.slots0, min(max(2 * tr.batch_size, 8), cap.max_sessions))
         kw = batching_track_inputs(tr, batch_size=self.max_b)
-        self.step_all = np.asarray(kw.pop("step_s_by_batch"))
-        self.prefill_all = np.asarray(kw.pop("prefill_s_by_batch"))
-        self.inputs = kw
+        self.step_all = np.asarray(kw["step_s_by_batch"])
+        self.prefill_all = np.asarray(kw["prefill_s_by_batch"])
+        self.inputs: dict[str, Any] = {k: val for k, val in kw.items()
+                                       if k not in ("step_s_by_batch", "prefill_s_by_batch")}
         self.cv0 = float(tr.output_tokens_cv)
         self.default_cmp = self._compare(self.slots0, self.cv0, self.rate0)
         self._expected = self.default_cmp.winner
@@ -55,6 +70,12 @@ class PartC(Part):
         c["rate"] = lw.log_control(f"Arrivals per replica ({noun}s/s)", self.rate0,
                                    self.rate0 / 10, max(self.rate0 * 3, 1.5 * top))
         self.unit = "tokens/s" if self.is_lm else "inferences/s"
+        self._setup_charts(cap_tok)
+        self.callouts["slo"] = lw.Callout("danger")
+        self.callouts["boundary"] = lw.Callout("success")
+
+    def _setup_charts(self, cap_tok: float) -> None:
+        tr = self.track
         names = list(POLICIES)
         bx = lw.make_scale("ordinal")
         by = lw.make_scale("linear", 0.0, 1.4 * cap_tok)  # headroom for the legend
@@ -89,8 +110,6 @@ class PartC(Part):
             [self.m_waste], wx, wy, x_label="batching policy",
             y_label="padding waste (% of slot-steps)", title="Slots spent on padding",
             height=220)
-        self.callouts["slo"] = lw.Callout("danger")
-        self.callouts["boundary"] = lw.Callout("success")
 
     def _compare(self, batch: int, cv: float, rate: float) -> PolicyComparison:
         kw = dict(self.inputs)
@@ -98,7 +117,7 @@ class PartC(Part):
             kw["cv"] = cv
         return compare_policies(step_s_by_batch=self.step_all[:batch],
                                 prefill_s_by_batch=self.prefill_all[:batch],
-                                arrival_rate_per_s=rate, **kw)  # type: ignore[arg-type]
+                                arrival_rate_per_s=rate, **kw)
 
     def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
         tr = self.track
@@ -122,12 +141,19 @@ class PartC(Part):
         return q, opts, "simplest_meeting_slo", {
             v: (good if v == "simplest_meeting_slo" else bad) for _, v in opts}
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        b = int(s.get("batch", self.slots0))  # type: ignore[call-overload]
-        cv = float(s.get("cv", self.cv0))  # type: ignore[arg-type]
-        rate = float(s["rate"])  # type: ignore[arg-type]
-        cmp = self._compare(b, cv, rate)
-        res = [cmp.results[p] for p in POLICIES]
+    # -- shared values ---------------------------------------------------------------------
+    def _batch(self, s: Settings) -> int:
+        return int(s.get("batch", self.slots0))
+
+    @computed(ALL)
+    def _cmp(self, s: Settings) -> PolicyComparison:
+        """The four policies simulated at the current batch, spread and arrival rate."""
+        return self._compare(self._batch(s), float(s.get("cv", self.cv0)), float(s["rate"]))
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on(ALL)
+    def _draw(self, s: Settings) -> None:
+        res = [self._cmp(s).results[p] for p in POLICIES]
         tput = np.asarray([[r.capacity_tokens_per_s for r in res],
                            [r.throughput_tokens_per_s for r in res]])
         ratios = np.asarray([min(SLO_RATIO_MAX, r.slo_ratio if r.stable else SLO_RATIO_MAX)
@@ -137,6 +163,13 @@ class PartC(Part):
         lw.update_marks({self.m_tput: {"y": tput},
                          self.m_lat: {"y": ratios, "colors": colors},
                          self.m_waste: {"y": waste}})
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results, readout cards and the policy table."""
+        b, cv, rate = self._batch(s), float(s.get("cv", self.cv0)), float(s["rate"])
+        cmp = self._cmp(s)
+        res = [cmp.results[p] for p in POLICIES]
         winner = cmp.results[cmp.winner]
         self.results = {
             "winner": cmp.winner, "any_meets_slo": cmp.any_meets_slo, "reason": cmp.reason,
@@ -150,7 +183,7 @@ class PartC(Part):
                              "padding_waste": r.padding_waste} for p, r in zip(POLICIES, res,
                                                                                strict=True)},
         }
-        self._set_readout(_cards([
+        self._set_readout(metric_cards([
             ("winner", cmp.winner, POLICY_LABELS[cmp.winner],
              lw.PALETTE["green"] if cmp.any_meets_slo else lw.PALETTE["red"]),
             ("its capacity", f"{fmt_num(winner.capacity_tokens_per_s)} {self.unit}",
@@ -163,11 +196,17 @@ class PartC(Part):
         rows = [[("★ " if p == cmp.winner else "") + p,
                  f"{fmt_num(r.capacity_tokens_per_s)}", f"{fmt_num(r.throughput_tokens_per_s)}",
                  f"{r.utilisation:.1%}", fmt_time(r.slo_value_s), fmt_time(r.ttft_p99_s),
-                 f"{r.padding_waste:.0%}", _ok(r.slo_met)] for p, r in zip(POLICIES, res,
-                                                                           strict=True)]
-        self._set_details(_table(
+                 f"{r.padding_waste:.0%}", pass_mark(r.slo_met)] for p, r in zip(POLICIES, res,
+                                                                                strict=True)]
+        self._set_details(html_table(
             ["policy", f"max ({self.unit})", f"delivered ({self.unit})", "utilisation",
              self.metric_name, "p99 TTFT", "padding", "SLO"], rows))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        cmp = self._cmp(s)
+        res = [cmp.results[p] for p in POLICIES]
+        winner = cmp.results[cmp.winner]
         missed = [r for r in res if not r.slo_met]
         if missed:
             title = ("No policy meets the SLO at this load" if not cmp.any_meets_slo else
@@ -188,6 +227,10 @@ class PartC(Part):
             cmp.any_meets_slo, f"{cmp.winner} wins",
             f"{lw.esc(cmp.reason)}. Its tail is at {winner.slo_ratio:.0%} of the SLO and its "
             f"utilisation at {winner.utilisation:.0%}: more load moves both.")
+
+    @depends_on("batch", "rate")
+    def _show_math(self, s: Settings) -> None:
+        b, rate = self._batch(s), float(s["rate"])
         self.math.update(
             "<p>Saturated capacity of one replica (requests/s), with batch B, step time "
             "τ(B) and prefill p(B):</p>"

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
+from labkit import ui as lw
 from labkit.core.format import fmt_num, fmt_time, tex_num
-from labkit.labs.common import _cards, _ok, _table
+from labkit.labs.common import (
+    ALL,
+    Settings,
+    computed,
+    depends_on,
+    html_table,
+    metric_cards,
+    pass_mark,
+)
 from labkit.labs.inference_economy.base import (
     Part,
     event_noun,
@@ -16,7 +26,7 @@ from labkit.labs.inference_economy.base import (
     guardrail_label,
     max_devices,
 )
-from labkit.physics.batching import POLICIES, POLICY_LABELS
+from labkit.physics.batching import POLICIES, POLICY_LABELS, PolicyResult
 from labkit.plans.design import OFF_SCALE
 from labkit.plans.serving import (
     GUARDRAILS,
@@ -24,12 +34,17 @@ from labkit.plans.serving import (
     release_guardrails,
     serving_plan,
 )
-from labkit.ui import widgets as lw
 
 # -- Part D ---------------------------------------------------------------------------------
 
 class PartD(Part):
-    """Release review: candidates side by side against memory, SLO, quality and cost."""
+    """Release review: candidates side by side against memory, SLO, quality and cost.
+
+    Refresh steps: the chart, readout, table, callouts and math peek all show your
+    candidate, which every control changes, so they all depend on every control; the three
+    fixed candidates are evaluated once per demand share (a shared value reading only
+    ``share_pct``).
+    """
 
     letter = "D"
 
@@ -37,21 +52,7 @@ class PartD(Part):
         tr = self.track
         self.is_lm = tr.is_transformer
         self.max_dev = max_devices(tr)
-        c = self.controls
-        c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
-        if self.is_lm:
-            c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
-                                                sorted({4, 8, 16, tr.kv_bits}))
-        c["policy"] = lw.choice_control("Scheduler", [(POLICY_LABELS[p], p) for p in POLICIES],
-                                        tr.default_policy)
-        if self.max_dev > 1:
-            c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev)
-        # The floor is the share a release must serve (duty cycling or routing the rest
-        # elsewhere where the track allows it); above 100% is demand growth.
-        floor = getattr(tr, "min_demand_rate_per_s", tr.demand_rate_per_s) / tr.demand_rate_per_s
-        lo = min(100.0, 5.0 * math.ceil(100.0 * floor / 5.0 - 1e-9))
-        c["share_pct"] = lw.float_control("Demand served by this plan (% of forecast)", 100.0,
-                                          lo, 200.0, 5.0, ".0f")
+        self._setup_controls()
         self.candidates = {
             "naive": ("Naive: as released, one at a time",
                       {"weight_bits": 16, "kv_bits": 16, "policy": "none",
@@ -85,13 +86,31 @@ class PartD(Part):
             self.callouts[g] = lw.Callout("danger")
         self.callouts["boundary"] = lw.Callout("success")
 
-    def _plan_kwargs(self, spec: Mapping[str, object], share: float) -> dict[str, object]:
+    def _setup_controls(self) -> None:
+        tr = self.track
+        c = self.controls
+        c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
+        if self.is_lm:
+            c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
+                                                sorted({4, 8, 16, tr.kv_bits}))
+        c["policy"] = lw.choice_control("Scheduler", [(POLICY_LABELS[p], p) for p in POLICIES],
+                                        tr.default_policy)
+        if self.max_dev > 1:
+            c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev)
+        # The floor is the share a release must serve (duty cycling or routing the rest
+        # elsewhere where the track allows it); above 100% is demand growth.
+        floor = getattr(tr, "min_demand_rate_per_s", tr.demand_rate_per_s) / tr.demand_rate_per_s
+        lo = min(100.0, 5.0 * math.ceil(100.0 * floor / 5.0 - 1e-9))
+        c["share_pct"] = lw.float_control("Demand served by this plan (% of forecast)", 100.0,
+                                          lo, 200.0, 5.0, ".0f")
+
+    def _plan_kwargs(self, spec: Mapping[str, object], share: float) -> dict[str, Any]:
         tr = self.track
         return {"demand_rate_per_s": tr.demand_rate_per_s * share, **spec}
 
     def _evaluate(self, spec: Mapping[str, object], share: float) -> GuardrailReport:
         tr = self.track
-        plan = serving_plan(tr, with_baseline=False, **self._plan_kwargs(spec, share))  # type: ignore[arg-type]
+        plan = serving_plan(tr, with_baseline=False, **self._plan_kwargs(spec, share))
         return release_guardrails(tr, plan=plan)
 
     def _alternatives(self, share: float) -> dict[str, GuardrailReport]:
@@ -117,12 +136,12 @@ class PartD(Part):
             out.append(float(min(OFF_SCALE, ratio)))
         return out
 
-    def _spec(self, s: Mapping[str, object]) -> dict[str, object]:
+    def _spec(self, s: Settings) -> dict[str, object]:
         tr = self.track
-        return {"weight_bits": int(s["weight_bits"]),  # type: ignore[call-overload]
-                "kv_bits": int(s.get("kv_bits", tr.kv_bits)),  # type: ignore[call-overload]
+        return {"weight_bits": int(s["weight_bits"]),
+                "kv_bits": int(s.get("kv_bits", tr.kv_bits)),
                 "policy": str(s["policy"]),
-                "devices_per_replica": int(s.get("devices", tr.devices_per_replica))}  # type: ignore[call-overload]
+                "devices_per_replica": int(s.get("devices", tr.devices_per_replica))}
 
     def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
         tr = self.track
@@ -152,15 +171,36 @@ class PartD(Part):
         return q, opts, "constrained", {v: (good if v == "constrained" else bad)
                                         for _, v in opts}
 
-    def _refresh(self, s: Mapping[str, object]) -> None:
-        tr = self.track
-        share = float(s["share_pct"]) / 100.0  # type: ignore[arg-type]
-        spec = self._spec(s)
-        mine = self._evaluate(spec, share)
-        alts = self._alternatives(share)
-        reports = [*alts.values(), mine]
-        y = np.asarray([self._ratios(g) for g in reports])
+    # -- shared values ---------------------------------------------------------------------
+    @staticmethod
+    def _share(s: Settings) -> float:
+        return float(s["share_pct"]) / 100.0
+
+    @computed(ALL)
+    def _mine(self, s: Settings) -> GuardrailReport:
+        """Your candidate against the guardrails."""
+        return self._evaluate(self._spec(s), self._share(s))
+
+    @computed("share_pct")
+    def _alts(self, s: Settings) -> dict[str, GuardrailReport]:
+        """The three fixed candidates at the current demand share."""
+        return self._alternatives(self._share(s))
+
+    def _reports(self, s: Settings) -> list[GuardrailReport]:
+        return [*self._alts(s).values(), self._mine(s)]
+
+    # -- refresh steps ---------------------------------------------------------------------
+    @depends_on(ALL)
+    def _draw(self, s: Settings) -> None:
+        y = np.asarray([self._ratios(g) for g in self._reports(s)])
         lw.update_marks({self.m_guard: {"y": y}})
+
+    @depends_on(ALL)
+    def _show_numbers(self, s: Settings) -> None:
+        """Results and readout cards."""
+        tr = self.track
+        share, spec = self._share(s), self._spec(s)
+        mine, alts = self._mine(s), self._alts(s)
         plan = mine.plan
         default_cost = alts["default"].plan.daily_cost
         self.results = {
@@ -179,7 +219,7 @@ class PartD(Part):
                            for k, g in alts.items()},
         }
         u = tr.cost_unit
-        self._set_readout(_cards([
+        self._set_readout(metric_cards([
             ("verdict", "ships" if mine.passed else f"{mine.binding} binds",
              "all four guardrails" if mine.passed else "first failing guardrail",
              lw.PALETTE["green"] if mine.passed else lw.PALETTE["red"]),
@@ -190,9 +230,14 @@ class PartD(Part):
             ("demand", f"{fmt_num(tr.demand_rate_per_s * share)} {event_noun(tr)}s/s",
              f"{share:.0%} of forecast", lw.PALETTE["grey"]),
         ]))
+
+    @depends_on(ALL)
+    def _show_table(self, s: Settings) -> None:
+        """The candidates side by side."""
+        tr = self.track
         rows = []
         names = [label for label, _ in self.candidates.values()] + ["Your choice"]
-        for name, g in zip(names, reports, strict=True):
+        for name, g in zip(names, self._reports(s), strict=True):
             p = g.plan
             kv = f"/{p.kv_bits}-bit KV" if self.is_lm else ""
             cfg = (f"{p.weight_bits}-bit weights{kv}, {p.policy}, {p.devices_per_replica} "
@@ -205,14 +250,19 @@ class PartD(Part):
             rows.append([
                 f"<b>{lw.esc(name)}</b>", lw.esc(cfg),
                 f"{p.replicas} x {p.devices_per_replica}" if p.feasible else "—",
-                fmt_cost(p.daily_cost, u), tail,
-                *(_ok(g.check(n).passed) for n in GUARDRAILS),
+                fmt_cost(p.daily_cost, tr.cost_unit), tail,
+                *(pass_mark(g.check(n).passed) for n in GUARDRAILS),
                 "<b style='color:#1e8449'>ships</b>" if g.passed
                 else f"<b style='color:#c0392b'>{guardrail_label(g.binding or '')} binds</b>",
             ])
-        self._set_details(_table(
+        self._set_details(html_table(
             ["candidate", "configuration", "replicas", "cost/day", "tail latency", "memory",
              "SLO", "quality", "cost", "verdict"], rows))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        tr = self.track
+        mine = self._mine(s)
         recov = {
             "memory": "lower the precision" + (", or add devices per replica"
                                                if "devices" in self.controls else ""),
@@ -235,6 +285,12 @@ class PartD(Part):
             mine.passed, "Your candidate ships: every guardrail passes",
             f"{guardrail_label(GUARDRAILS[closest]).capitalize()} is closest to its limit "
             f"({ratios[closest]:.0%} of it).")
+
+    @depends_on(ALL)
+    def _show_math(self, s: Settings) -> None:
+        tr = self.track
+        share = self._share(s)
+        plan = self._mine(s).plan
         pr = plan.policy_result
         cap_txt = (f"{fmt_num(plan.replica_capacity_requests_per_s)}" if plan.feasible
                    else "0 (OOM)")
@@ -243,7 +299,8 @@ class PartD(Part):
             "$$R = \\left\\lceil \\frac{\\lambda}{u_{\\max}\\,\\mu_{\\text{replica}}} "
             f"\\right\\rceil = \\left\\lceil \\frac{{{tex_num(tr.demand_rate_per_s * share)}}}"
             f"{{{tr.max_utilisation:g} \\times {cap_txt}}} \\right\\rceil = {plan.replicas}$$"
-            + ("<p>Rented: cost/day = devices × price/h × active hours.</p>" if u == "USD" else
+            + ("<p>Rented: cost/day = devices × price/h × active hours.</p>"
+               if tr.cost_unit == "USD" else
                "<p>Owned: energy/day = devices × power × busy time / J per unit.</p>")
             + "<p>Ship only if memory ∧ SLO ∧ quality ∧ cost all pass; the first failure "
             "(in that order) binds. "
@@ -251,12 +308,12 @@ class PartD(Part):
             + "Source: <code>labkit.plans.serving.serving_plan</code>, "
             "<code>labkit.plans.serving.release_guardrails</code>.</p>")
 
-    def _metric_text(self, pr: object) -> str:
+    def _metric_text(self, pr: PolicyResult) -> str:
         tr = self.track
         q = "max" if tr.slo_quantile >= 1 else f"p{tr.slo_quantile * 100:g}"
         metric = "TPOT" if tr.slo_kind == "tpot" else "latency"
-        return (f"{q} {metric} {fmt_time(pr.slo_value_s)} vs SLO {fmt_time(tr.slo_s)}, "  # type: ignore[attr-defined]
-                f"utilisation {pr.utilisation:.0%}")  # type: ignore[attr-defined]
+        return (f"{q} {metric} {fmt_time(pr.slo_value_s)} vs SLO {fmt_time(tr.slo_s)}, "
+                f"utilisation {pr.utilisation:.0%}")
 
     def _reveal_body(self) -> str:
         r = self.results

@@ -1,0 +1,150 @@
+"""Every lab's identity in one place: :class:`LabInfo` and the :data:`LABS` registry.
+
+A lab is written once as a package ``labkit.labs.<module>`` (the widgets, reports and
+synthesis students run) and once as an instructor spec ``course/labs/<id>.py`` (the
+nbgrader notebook). Both read their id, title, time estimate, objectives, part titles and
+report file names from the lab's :class:`LabInfo` (``labkit.labs.<module>.info.INFO``), and
+every list of labs -- the command line, ``labkit course build``, the demo course and the
+tests -- iterates :data:`LABS`. Adding a lab is: a package with an ``info.INFO`` and a
+``lab.Lab``, its spec ``course/labs/<id>.py``, and one line in :data:`LABS`.
+
+This module imports only the lab packages' ``info`` modules (plain data); the lab classes,
+with their widget stacks, are imported on demand by :meth:`LabInfo.lab_class`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from labkit.labs.parts import PARTS
+from labkit.tracks import Track
+
+if TYPE_CHECKING:
+    from labkit.labs.session import LabBase
+
+ANY_SCENARIO = "*"
+REPORT_SCHEMA = "labkit-report"
+REPORT_VERSION = 1
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def _frozen(mapping: Mapping[str, object]) -> Mapping[str, object]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class LabInfo:
+    """One lab's identity: what both its widgets and its nbgrader notebook say about it.
+
+    ``id`` is the answer-store namespace, the design-ledger lab and the prefix of every
+    assignment (``<id>_<track>``) and grade id; ``module`` names the package
+    (``labkit.labs.<module>``) and the notebook file (``<module>.ipynb``).
+    ``part_minutes`` are (low, high) minutes per part letter; the lab's total
+    (:attr:`minutes`) is derived from them and ``synthesis_minutes``. ``objectives`` maps a
+    deployment scenario (:func:`labkit.plans.design.scenario`) to its learning objectives;
+    the key ``"*"`` serves every scenario without its own entry.
+    """
+
+    id: str
+    number: int
+    title: str
+    module: str
+    part_titles: Mapping[str, str]
+    part_minutes: Mapping[str, tuple[int, int]]
+    objectives: Mapping[str, tuple[str, ...]]
+    report_md: str
+    report_json: str
+    synthesis_minutes: int = 5
+    report_schema: str = REPORT_SCHEMA
+    report_version: int = REPORT_VERSION
+
+    def __post_init__(self) -> None:
+        for name, mapping in (("part_titles", self.part_titles),
+                              ("part_minutes", self.part_minutes)):
+            if tuple(mapping) != PARTS:
+                raise ValueError(f"{name} of {self.id} must cover parts {', '.join(PARTS)} in "
+                                 f"order; got {', '.join(mapping) or 'none'}")
+        for letter, (lo, hi) in self.part_minutes.items():
+            if not 0 < lo <= hi:
+                raise ValueError(f"part_minutes[{letter!r}] of {self.id} must be 0 < low <= "
+                                 f"high; got {(lo, hi)}")
+        if not self.objectives or not all(self.objectives.values()):
+            raise ValueError(f"objectives of {self.id} must name at least one per scenario")
+        object.__setattr__(self, "part_titles", _frozen(self.part_titles))
+        object.__setattr__(self, "part_minutes", _frozen(self.part_minutes))
+        object.__setattr__(self, "objectives",
+                           _frozen({k: tuple(v) for k, v in self.objectives.items()}))
+
+    # -- names ---------------------------------------------------------------------------
+    @property
+    def heading(self) -> str:
+        """``"Lab 1 · The Inference Economy"``: the notebook's title and the banners' kicker."""
+        return f"Lab {self.number} · {self.title}"
+
+    @property
+    def notebook(self) -> str:
+        """The notebook file of every assignment of this lab (``<module>.ipynb``)."""
+        return f"{self.module}.ipynb"
+
+    def assignment(self, track_id: str) -> str:
+        """The nbgrader assignment of this lab for one track: ``<id>_<track>``."""
+        return f"{self.id}_{track_id}"
+
+    # -- time ----------------------------------------------------------------------------
+    @property
+    def minutes(self) -> tuple[int, int]:
+        """(low, high) minutes for the whole lab: its parts plus the synthesis, widened to
+        multiples of five (an estimate, not a stopwatch)."""
+        lo = sum(m[0] for m in self.part_minutes.values()) + self.synthesis_minutes
+        hi = sum(m[1] for m in self.part_minutes.values()) + self.synthesis_minutes
+        return 5 * (lo // 5), 5 * math.ceil(hi / 5)
+
+    @property
+    def minutes_text(self) -> str:
+        """``"45-55 minutes"``."""
+        lo, hi = self.minutes
+        return f"{lo} minutes" if lo == hi else f"{lo}-{hi} minutes"
+
+    @property
+    def time_estimate(self) -> str:
+        """The header banner's time line: the total, the parts' range and the synthesis."""
+        lo = min(m[0] for m in self.part_minutes.values())
+        hi = max(m[1] for m in self.part_minutes.values())
+        each = f"{lo}" if lo == hi else f"{lo}-{hi}"
+        count = _WORDS.get(len(self.part_minutes), str(len(self.part_minutes)))
+        return (f"{self.minutes_text}: {count} parts of {each} minutes "
+                f"each, then a {self.synthesis_minutes}-minute synthesis")
+
+    @property
+    def part_minutes_text(self) -> Mapping[str, str]:
+        """Per part letter, the banner's ``"10-12 min"``."""
+        return MappingProxyType({p: f"{lo} min" if lo == hi else f"{lo}-{hi} min"
+                                 for p, (lo, hi) in self.part_minutes.items()})
+
+    # -- objectives ----------------------------------------------------------------------
+    def objectives_for(self, track: str | Track) -> tuple[str, ...]:
+        """The learning objectives a student on ``track`` reads (by its scenario)."""
+        if set(self.objectives) != {ANY_SCENARIO}:
+            from labkit.plans.design import scenario
+
+            sc = scenario(track)
+            if sc in self.objectives:
+                return self.objectives[sc]
+        if ANY_SCENARIO not in self.objectives:
+            raise ValueError(f"lab {self.id} has no objectives for track {track!r}")
+        return self.objectives[ANY_SCENARIO]
+
+    # -- code ----------------------------------------------------------------------------
+    def lab_class(self) -> type[LabBase[Any]]:
+        """The lab's ``Lab`` class, imported on first use from ``labkit.labs.<module>``."""
+        cls: type[LabBase[Any]] = importlib.import_module(f"labkit.labs.{self.module}.lab").Lab
+        return cls
+
+    def lab(self, track: str | Track, **kwargs: object) -> LabBase[Any]:
+        """``lab_class()(track, **kwargs)``."""
+        return self.lab_class()(track, **kwargs)  # type: ignore[arg-type]

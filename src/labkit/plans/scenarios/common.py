@@ -1,0 +1,132 @@
+"""What every scenario shares: the design-mode constants, Part D's answer buckets,
+constraint building, the quality check and the track-derived workload figures."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from labkit.core import validation as v
+from labkit.core.grids import PRECISIONS
+from labkit.core.units import SECONDS_PER_HOUR
+from labkit.physics.capacity import SLO_TARGETS
+from labkit.plans.scenarios.base import OFF_SCALE, Constraint, Sense
+from labkit.plans.serving import quality_loss
+from labkit.plans.workload import track_phases
+from labkit.tracks import Track
+
+__all__ = [
+    "BATCH_SLO_TPOT_S", "CONTEXT_BUCKETS", "DESIGN_MAX_DEVICES", "DESIGN_MODE",
+    "DEVICE_BUCKETS", "DUTY_BUCKETS", "MODES", "OFF_SCALE", "active_seconds",
+    "allowed_precisions", "constraint", "context_bucket", "context_tokens", "device_bucket",
+    "duty_bucket", "fleet_users", "quality_check", "slo_class", "slo_tpot",
+]
+
+MODES = ("peak", "achievable")
+DESIGN_MODE = "achievable"     # Parts B-D size real systems: derated roofline
+DESIGN_MAX_DEVICES = 512       # largest fleet layout Parts C and D enumerate
+BATCH_SLO_TPOT_S = 1.0         # "batch" workloads have no TPOT target: 1 s/token cap
+DEVICE_BUCKETS = ((4, "1-4"), (8, "5-8"), (16, "9-16"), (32, "17-32"), (64, "33-64"))
+CONTEXT_BUCKETS = ((1024, "under 1k"), (2048, "1k-2k"), (4096, "2k-4k"), (8192, "4k-8k"))
+DUTY_BUCKETS = ((0.25, "below 25%"), (0.5, "25-49%"), (0.999, "50-99%"))
+
+
+# -- Part D's answer buckets ----------------------------------------------------------------------
+
+def _bucket(x: float, buckets: Sequence[tuple[float, str]], top: str) -> str:
+    for hi, name in buckets:
+        if x <= hi:
+            return name
+    return top
+
+
+def device_bucket(n: int | None) -> str:
+    """'1-4' | '5-8' | '9-16' | '17-32' | '33-64' | 'more than 64' | 'none fits'."""
+    return "none fits" if n is None else _bucket(n, DEVICE_BUCKETS, "more than 64")
+
+
+def context_bucket(tokens: float | None) -> str:
+    """'under 1k' | '1k-2k' | '2k-4k' | '4k-8k' | '8k or more' | 'none fits' (tokens)."""
+    if tokens is None:
+        return "none fits"
+    return _bucket(tokens - 1, CONTEXT_BUCKETS, "8k or more")
+
+
+def duty_bucket(duty: float | None) -> str:
+    """'every window' (100%) | '50-99%' | '25-49%' | 'below 25%' | 'none fits'."""
+    if duty is None:
+        return "none fits"
+    if duty >= 0.999:
+        return "every window"
+    return _bucket(duty - 1e-9, DUTY_BUCKETS, "50-99%")
+
+
+# -- constraints ----------------------------------------------------------------------------------
+
+def constraint(name: str, passed: bool, value: float | None, limit: float | None, unit: str,
+               detail: str, sense: Sense = "max") -> Constraint:
+    """One design constraint: ``value`` vs ``limit`` (``sense`` 'max': value <= limit;
+    'min': value >= limit)."""
+    return Constraint(name, bool(passed), value, limit, unit, sense, detail)
+
+
+def quality_check(tr: Track, weight_bits: int, kv_bits: int | None) -> Constraint:
+    """Estimated quality loss at ``weight_bits`` within the track's limit, KV at or above
+    ``min_kv_bits`` (transformers), as in :func:`labkit.plans.serving.release_guardrails`."""
+    loss = quality_loss(tr, weight_bits)
+    kv_ok = kv_bits is None or not tr.is_transformer or kv_bits >= tr.min_kv_bits
+    detail = (f"{weight_bits}-bit weights: est. {loss:g} points lost vs "
+              f"{tr.max_quality_loss_pct:g} allowed (floor {tr.min_weight_bits} bits)")
+    if not kv_ok:
+        detail += f"; {kv_bits}-bit KV is below the {tr.min_kv_bits}-bit floor"
+    return constraint("quality", loss <= tr.max_quality_loss_pct and kv_ok, loss,
+                      tr.max_quality_loss_pct, "% points", detail)
+
+
+def allowed_precisions(tr: Track) -> list[tuple[int, int | None]]:
+    """(weight bits, KV bits or None for CNNs) pairs that pass :func:`quality_check`."""
+    out: list[tuple[int, int | None]] = []
+    kvs: list[int | None] = list(PRECISIONS) if tr.is_transformer else [None]
+    for wb in PRECISIONS:
+        for kb in kvs:
+            if quality_check(tr, wb, kb).passed:
+                out.append((wb, kb))
+    return out
+
+
+# -- track-derived workload figures ---------------------------------------------------------------
+
+def context_tokens(tr: Track) -> int:
+    """The track's context per sequence (transformer tracks), tokens."""
+    if tr.context_tokens is None:
+        raise ValueError(f"track {tr.id!r} has no context_tokens")
+    return int(tr.context_tokens)
+
+
+def fleet_users(tr: Track) -> int:
+    """Concurrent sequences a fleet track serves: Little's law, demand x request time.
+
+    users = ceil(demand_rate_per_s x (prefill + decode) of one request at the track's
+    batch, achievable roofline). Cloud Fleet: 100 requests/s x 12.76 s = 1,276.
+    """
+    ph = track_phases(tr, mode=DESIGN_MODE)
+    return max(1, math.ceil(tr.demand_rate_per_s * ph.latency_s - 1e-9))
+
+
+def slo_class(tr: Track) -> str:
+    """The paper's SLO class whose TPOT range holds the track's SLO (``chat`` otherwise)."""
+    for name, t in SLO_TARGETS.items():
+        if t.tpot_s is not None and t.tpot_s[0] <= tr.slo_s <= t.tpot_s[1]:
+            return name
+    return "chat"
+
+
+def slo_tpot(cls: str) -> float:
+    """TPOT budget of an SLO class: the upper end of its range (``batch``: 1 s cap)."""
+    t = SLO_TARGETS[v.choice("slo", cls, tuple(SLO_TARGETS))].tpot_s
+    return BATCH_SLO_TPOT_S if t is None else float(t[1])
+
+
+def active_seconds(tr: Track) -> float:
+    """Seconds per day the track's device is active."""
+    return tr.active_hours_per_day * SECONDS_PER_HOUR

@@ -1,0 +1,92 @@
+"""Control helpers: sliders, toggles and dropdowns whose bounds make invalid states
+unreachable (precision from a fixed list, devices >= 1, context within the model's
+``max_context``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import ipywidgets as ipw
+import numpy as np
+
+from labkit.core.format import fmt_tokens
+from labkit.core.grids import PRECISIONS, context_options
+
+DESC_STYLE = {"description_width": "initial"}
+"""Widget style that shows a description in full (no truncation)."""
+
+
+def precision_control(description: str, value: int,
+                      options: Sequence[int] = PRECISIONS) -> ipw.ToggleButtons:
+    """Storage precision from a fixed list of bit widths (no invalid precision reachable)."""
+    opts = sorted({int(b) for b in options})
+    if any(b not in PRECISIONS for b in opts):
+        raise ValueError(f"precision options must be among {PRECISIONS}; got {opts}")
+    if int(value) not in opts:
+        raise ValueError(f"value {value} is not among the options {opts}")
+    return ipw.ToggleButtons(options=[(f"{b}-bit", b) for b in opts], value=int(value),
+                             description=description,
+                             style={**DESC_STYLE, "button_width": "64px"})
+
+
+def int_control(description: str, value: int, lo: int, hi: int,
+                step: int = 1) -> ipw.IntSlider:
+    """An integer slider over [lo, hi]; ``value`` is clamped into it."""
+    if lo > hi:
+        raise ValueError(f"lo {lo} > hi {hi}")
+    v = int(np.clip(value, lo, hi))
+    return ipw.IntSlider(value=v, min=int(lo), max=int(hi), step=int(step),
+                       description=description, style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+
+
+def devices_control(value: int, max_devices: int,
+                    description: str = "Devices per replica") -> ipw.IntSlider:
+    """Devices per replica: 1..max_devices (never 0, never past the fast domain)."""
+    return int_control(description, value, 1, max(1, int(max_devices)))
+
+
+def float_control(description: str, value: float, lo: float, hi: float,
+                  step: float, readout_format: str = ".2f") -> ipw.FloatSlider:
+    """A float slider over [lo, hi]; ``value`` is clamped into it."""
+    v = float(np.clip(value, lo, hi))
+    return ipw.FloatSlider(value=v, min=float(lo), max=float(hi), step=float(step),
+                         description=description, readout_format=readout_format,
+                         style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+
+
+def log_control(description: str, value: float, lo: float, hi: float,
+                steps: int = 60, readout_format: str = ".3g") -> ipw.FloatLogSlider:
+    """A base-10 log slider from ``lo`` to ``hi`` (both > 0) with ``steps`` stops."""
+    if not (0 < lo < hi):
+        raise ValueError(f"need 0 < lo < hi; got {lo}, {hi}")
+    elo, ehi = math.log10(lo), math.log10(hi)
+    v = float(np.clip(value, lo, hi))
+    return ipw.FloatLogSlider(value=v, base=10, min=elo, max=ehi, step=(ehi - elo) / steps,
+                            description=description, readout_format=readout_format,
+                            style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+
+
+def selection_control(description: str, options: Sequence[tuple[str, object]],
+                      value: object) -> ipw.SelectionSlider:
+    return ipw.SelectionSlider(options=list(options), value=value, description=description,
+                             style=DESC_STYLE, layout=ipw.Layout(width="460px"),
+                             continuous_update=True)
+
+
+def choice_control(description: str, options: Sequence[tuple[str, object]], value: object,
+                   style: str = "dropdown") -> ipw.Dropdown | ipw.ToggleButtons:
+    """A fixed set of choices as a Dropdown or ToggleButtons."""
+    if style == "toggle":
+        return ipw.ToggleButtons(options=list(options), value=value, description=description,
+                               style=DESC_STYLE)
+    return ipw.Dropdown(options=list(options), value=value, description=description,
+                      style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+
+
+
+def context_control(value: int, max_context: int, min_context: int = 256,
+                    description: str = "Context (tokens)") -> ipw.SelectionSlider:
+    """Context length within [min_context, the model's max_context] (no overflow reachable)."""
+    opts = context_options(max_context, value, min_context)
+    return selection_control(description, [(fmt_tokens(v), v) for v in opts], value)

@@ -1,0 +1,270 @@
+"""Answer widgets: a choice plus "Commit", stored, locked and restored.
+
+* :class:`Prediction` / :class:`Checkpoint` -- the committed answer is written to an
+  :class:`~labkit.core.answers.AnswerStore` file, locked, and restored locked when the
+  notebook is re-run, reopened or autograded (fresh widgets, same file). "Revise" records a
+  changed answer *beside* the first ("first: X · revised: Y"), never over it.
+* A prediction's :meth:`Prediction.reveal_gate` keeps dependent content out of the page until
+  the prediction is committed.
+* :class:`Question` -- their shared mechanics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import ipywidgets as ipw
+
+from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
+from labkit.ui.controls import DESC_STYLE
+from labkit.ui.html import RevealGate, esc
+
+_WIDE = ipw.Layout(width="auto")
+
+
+Options = Sequence[str] | Sequence[tuple[str, AnswerValue]]
+
+
+class Question:
+    """Shared mechanics of :class:`Prediction` and :class:`Checkpoint`."""
+
+    kind_label = "Question"
+    commit_label = "Commit"
+
+    def __init__(self, lab: str, key: str, question: str, options: Options | None = None,
+                 store: AnswerStore | None = None, *,
+                 bounds: tuple[float, float] | None = None, step: float | None = None,
+                 unit: str = "", feedback: Mapping[AnswerValue, str] | None = None) -> None:
+        self.lab, self.key, self.question = lab, key, question
+        self.store = store if store is not None else AnswerStore()
+        self.unit = unit
+        self.feedback = dict(feedback or {})
+        self._callbacks: list[Callable[[AnswerEntry], object]] = []
+        self._entry: AnswerEntry | None = None
+        self._revising = False
+        if options is None:
+            if bounds is None:
+                raise ValueError("give options (a list of choices) or numeric bounds")
+            lo, hi = float(bounds[0]), float(bounds[1])
+            if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+                raise ValueError(f"bounds must be finite with low < high; got {bounds!r}")
+            self.choices: list[tuple[str, AnswerValue]] | None = None
+            self.options: list[AnswerValue] | None = None
+            self.bounds: tuple[float, float] | None = (lo, hi)
+            self.choice: ipw.ValueWidget = ipw.BoundedFloatText(
+                value=lo, min=lo, max=hi, step=step or (hi - lo) / 100,
+                description=unit, style=DESC_STYLE)
+        else:
+            opts = [(o, o) if isinstance(o, str) else (str(o[0]), o[1]) for o in options]
+            if len(opts) < 2 or len({v for _, v in opts}) != len(opts):
+                raise ValueError("options must hold at least two distinct choices")
+            self.choices, self.bounds = opts, None
+            self.options = [v for _, v in opts]
+            self.choice = ipw.RadioButtons(options=opts, value=None, layout=_WIDE)
+        self.commit_button = ipw.Button(description=self.commit_label, button_style="primary",
+                                      icon="lock", disabled=self.options is not None,
+                                      layout=ipw.Layout(width="auto"))
+        self.revise_button = ipw.Button(description="Revise", icon="pencil",
+                                      layout=ipw.Layout(display="none"))
+        self.status = ipw.HTML()
+        self.feedback_html = ipw.HTML()
+        self.commit_button.on_click(lambda _b: self.commit())
+        self.revise_button.on_click(lambda _b: self.revise())
+        self.choice.observe(self._on_choice, names="value")
+        self.widget = ipw.VBox([
+            ipw.HTML(f"<div style='font-weight:600;margin-top:6px'>{esc(self.kind_label)}: "
+                   f"{question}</div>"),
+            self.choice,
+            ipw.HBox([self.commit_button, self.revise_button]),
+            self.status, self.feedback_html,
+        ], layout=ipw.Layout(border="1px solid #d5d8dc", padding="6px 10px", margin="6px 0"))
+        self.widget.add_class(f"labkit-{self.kind_label.lower()}")
+        existing = self.store.get(lab, key)
+        if existing is not None:
+            self._apply(existing, notify=False)
+        else:
+            self._render_status()
+
+    # -- display ---------------------------------------------------------------------------
+    def _repr_mimebundle_(self, **kwargs: object) -> object:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)  # type: ignore[no-untyped-call, unused-ignore]  # IPython
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}({self.lab!r}, {self.key!r}, committed="
+                f"{self.committed}, value={self.value!r})")
+
+    # -- state -----------------------------------------------------------------------------
+    @property
+    def committed(self) -> bool:
+        return self._entry is not None
+
+    @property
+    def entry(self) -> AnswerEntry | None:
+        return self._entry
+
+    @property
+    def value(self) -> AnswerValue | None:
+        """The current committed answer; before commit, the selection (or None)."""
+        if self._entry is not None:
+            return self._entry.current
+        selected: AnswerValue | None = self.choice.value
+        return selected
+
+    @property
+    def locked(self) -> bool:
+        return bool(self.choice.disabled)
+
+    def label_for(self, value: AnswerValue | None) -> str:
+        """The option label of ``value`` (numbers: with the unit)."""
+        if value is None:
+            return "—"
+        for label, v in self.choices or ():
+            if v == value:
+                return label
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            return f"{value:g} {self.unit}".strip()
+        return str(value)
+
+    def on_commit(self, callback: Callable[[AnswerEntry], object]) -> None:
+        """Call ``callback(entry)`` after every commit or recorded revision."""
+        self._callbacks.append(callback)
+
+    # -- actions ---------------------------------------------------------------------------
+    def commit(self, value: AnswerValue | None = None) -> AnswerEntry:
+        """Record the selected answer (or ``value``) and lock the choice.
+
+        A first commit keeps the answer as ``first``; a commit after :meth:`revise` with a
+        different answer appends it to ``changes`` beside the first.
+        """
+        if self.committed and not self._revising:
+            if value is None or value == self._entry.current:  # type: ignore[union-attr]
+                return self._entry  # type: ignore[return-value]
+            raise ValueError(f"{self.key} is committed and locked; call revise() first")
+        if value is not None:
+            self._select(value)
+        chosen = self.choice.value
+        if chosen is None:
+            raise ValueError(f"choose an answer for {self.key} before committing")
+        if self.options is None:
+            chosen = float(chosen)
+        entry = self.store.record(self.lab, self.key, chosen)
+        self._apply(entry, notify=True)
+        return entry
+
+    def revise(self) -> None:
+        """Unlock the choice so a changed answer can be recorded beside the first."""
+        if not self.committed:
+            return
+        self._revising = True
+        with self.choice.hold_sync():
+            self.choice.disabled = False
+        self.commit_button.description = "Record revised answer"
+        self.commit_button.disabled = False
+        self.commit_button.layout.display = None
+        self.revise_button.layout.display = "none"
+        self._render_status()
+
+    # -- internals -------------------------------------------------------------------------
+    def _select(self, value: AnswerValue) -> None:
+        if self.options is not None:
+            if value not in self.options:
+                known = ", ".join(repr(v) for v in self.options)
+                raise ValueError(f"{value!r} is not an option of {self.key}; options: {known}")
+            self.choice.value = value
+        else:
+            lo, hi = self.bounds  # type: ignore[misc]
+            x = float(value)
+            if not (lo <= x <= hi):
+                raise ValueError(f"{x:g} is outside the bounds [{lo:g}, {hi:g}] of {self.key}")
+            self.choice.value = x
+
+    def _on_choice(self, _change: object) -> None:
+        if not self.committed or self._revising:
+            self.commit_button.disabled = self.choice.value is None
+
+    def _apply(self, entry: AnswerEntry, *, notify: bool) -> None:
+        self._entry = entry
+        self._revising = False
+        current = entry.current
+        with contextlib.suppress(ValueError):  # an answer from an older question version
+            self._select(current)
+        self.choice.disabled = True
+        self.commit_button.layout.display = "none"
+        self.commit_button.description = self.commit_label
+        self.revise_button.layout.display = None
+        self._render_status()
+        if notify:
+            for cb in list(self._callbacks):
+                cb(entry)
+
+    def _render_status(self) -> None:
+        e = self._entry
+        if e is None:
+            self.status.value = ("<span style='color:#7f8c8d'>Not committed yet: choose an "
+                                 f"answer and press <b>{esc(self.commit_label)}</b>.</span>")
+            self.feedback_html.value = ""
+            return
+        first = esc(self.label_for(e.first))
+        if e.revised:
+            n = len(e.changes)
+            text = (f"<b>first:</b> {first} · <b>revised:</b> {esc(self.label_for(e.current))}"
+                    + (f" <span style='color:#7f8c8d'>({n} changes)</span>" if n > 1 else ""))
+        else:
+            text = f"<b>committed:</b> {first}"
+        if self._revising:
+            text += " <span style='color:#b9770e'>— choose a changed answer and record it</span>"
+        self.status.value = (f"<div class='labkit-answer-status'>{text} (locked) "
+                             f"<span style='color:#7f8c8d'>({esc(e.first_at)})</span></div>")
+        fb = self.feedback.get(e.current)
+        self.feedback_html.value = f"<div style='margin-top:4px'>{fb}</div>" if fb else ""
+
+
+class Prediction(Question):
+    """Commit a prediction before the evidence; :meth:`reveal_gate` hides that evidence.
+
+    ``Prediction(lab, key, question, options, store)`` with ``options`` a list of strings or
+    ``(label, value)`` pairs, or ``options=None, bounds=(lo, hi)`` for a number. Restores
+    committed and locked when ``store`` already holds the answer. After construction
+    ``.options`` lists the answer values (what :meth:`commit` accepts) and ``.choices`` the
+    ``(label, value)`` pairs shown.
+    """
+
+    kind_label = "Prediction"
+    commit_label = "Commit prediction"
+
+    def __init__(self, lab: str, key: str, question: str, options: Options | None = None,
+                 store: AnswerStore | None = None, **kwargs: object) -> None:
+        self._gates: list[RevealGate] = []
+        super().__init__(lab, key, question, options, store, **kwargs)  # type: ignore[arg-type]
+
+    def reveal_gate(self, content: ipw.Widget,
+                    message: str = "Commit your prediction above to see this.") -> RevealGate:
+        """A box that shows ``content`` only once this prediction is committed."""
+        gate = RevealGate(content, message)
+        self._gates.append(gate)
+        if self.committed:
+            gate.reveal()
+        return gate
+
+    def _apply(self, entry: AnswerEntry, *, notify: bool) -> None:
+        for gate in getattr(self, "_gates", ()):
+            gate.reveal()
+        super()._apply(entry, notify=notify)
+
+
+class Checkpoint(Question):
+    """The end-of-part question: same commit / lock / revise / restore, no gate.
+
+    ``feedback`` maps an answer value to HTML shown once that answer is committed.
+    """
+
+    kind_label = "Checkpoint"
+    commit_label = "Commit answer"
+
