@@ -38,6 +38,15 @@ def _plain(x: object) -> object:
     return x
 
 
+def _number(x: object) -> float | None:
+    """A record's number (int, float or numpy scalar) as a float; None stays None."""
+    if x is None:
+        return None
+    if isinstance(x, int | float | np.number):
+        return float(x)
+    raise ValueError(f"expected a number in the economy record, got {x!r}")
+
+
 @dataclass(frozen=True)
 class TrackEconomy:
     """A track's default economy: crossover, phases, capacity, plan and guardrails."""
@@ -51,9 +60,9 @@ class TrackEconomy:
 
     def as_dict(self) -> dict[str, object]:
         """Plain JSON-serialisable dict (str, int, float, bool, None, lists, dicts)."""
-        return _plain({"track": self.track, "crossover": self.crossover,
-                       "phases": self.phases, "capacity": self.capacity,
-                       "plan": self.plan, "guardrails": self.guardrails})  # type: ignore[return-value]
+        return {"track": _plain(self.track), "crossover": _plain(self.crossover),
+                "phases": _plain(self.phases), "capacity": _plain(self.capacity),
+                "plan": _plain(self.plan), "guardrails": _plain(self.guardrails)}
 
     def format_table(self) -> str:
         """Readable multi-line summary for terminals and notebook printouts."""
@@ -65,17 +74,17 @@ class TrackEconomy:
                      else f"not within {c['horizon_days']} days")
 
         def money(x: object) -> str:  # as Lab 1 shows money: 12,139 USD, 23.38 USD
-            return fmt_amount(x, unit, ledger=True)  # type: ignore[arg-type]
+            return fmt_amount(_number(x), unit, ledger=True)
 
         def s(x: object) -> str:
-            return fmt_time(x)  # type: ignore[arg-type]
+            return fmt_time(_number(x))
 
         rows = [
             (f"{t['label']} ({t['id']})", ""),
             ("hardware / model", f"{t['hardware_id']} / {t['model_id']}"),
             ("setup cost", money(t["setup_cost"])),
             ("cost per event", money(t["cost_per_event"])),
-            ("events per day", fmt_num(c["events_per_day"])),  # type: ignore[arg-type]
+            ("events per day", fmt_num(_number(c["events_per_day"]) or 0.0)),
             ("recurring per day", money(c["daily_cost"])),
             ("crossover", cross_txt),
             ("prefill / input pass", s(ph["prefill_s"])),
