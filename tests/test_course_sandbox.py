@@ -327,3 +327,34 @@ def test_only_an_allow_list_of_the_machine_exists_inside(tmp_path):
     finally:
         shutil.rmtree(other, ignore_errors=True)
         home_file.unlink(missing_ok=True)
+
+
+def test_a_masked_file_reads_empty_and_the_hosts_dev_null_is_untouched(tmp_path):
+    """The mask is a bind of /dev/null: nothing the launcher does may reach the host's one
+    (a chmod of the masked path after the bind once left /dev/null at mode 0600)."""
+    box = make_box(tmp_path, cpu_seconds=20)
+    graded = box.work / "graded.ipynb"
+    graded.write_text("hidden tests")
+    policy = Policy.load(box.policy)
+    Policy(**{**policy.__dict__, "mask": (str(graded),)}).save(box.policy)
+    before = os.stat("/dev/null")
+    code = """
+    seen = open(P['work'] + '/graded.ipynb').read()
+    try:
+        os.chmod(P['work'] + '/graded.ipynb', 0o600)
+        chmod = 'changed'
+    except OSError as e:
+        chmod = e.errno
+    json.dump({'seen': seen, 'chmod': chmod}, open(P['out'], 'w'))
+    """
+    proc = launch(box, code)
+    r = report(box, proc)
+    after = os.stat("/dev/null")
+    assert proc.returncode == 0, proc.stderr
+    assert r["seen"] == ""                                    # masked inside
+    assert r["chmod"] != "changed"                            # the kernel's uid owns nothing
+    assert (after.st_mode, after.st_uid, after.st_rdev) == (
+        before.st_mode, before.st_uid, before.st_rdev)
+    assert graded.read_text() == "hidden tests"               # the real file, intact
+    if os.geteuid() == 0:
+        assert graded.stat().st_mode & 0o777 == 0o600         # and root's alone

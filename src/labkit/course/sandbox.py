@@ -244,30 +244,41 @@ def _connection_file(argv: list[str]) -> str | None:
     return None
 
 
+def _hand_over(policy: Policy, argv: list[str]) -> None:
+    """Give the kernel's uid its folders and files; masked files stay root's, mode 0600.
+
+    Runs in the host's mount namespace, before any mask is mounted, so every path here is
+    the real file (never a bind of /dev/null). Symlinks are not followed (``lchown``).
+    """
+    conn = _connection_file(argv)
+    for path in (policy.ipc_dir, policy.workdir, *([conn] if conn else [])):
+        os.chown(path, policy.uid, policy.uid)
+    os.chmod(policy.ipc_dir, 0o700)
+    masked = {os.path.realpath(p) for p in policy.mask}
+    for base, dirs, files in os.walk(policy.workdir):
+        for name in dirs + files:
+            path = os.path.join(base, name)
+            if os.path.realpath(path) in masked:
+                if not os.path.islink(path):
+                    os.chmod(path, 0o600)  # root's, unreadable to the kernel even unmasked
+            else:
+                os.lchown(path, policy.uid, policy.uid)
+
+
 def launch(policy: Policy, argv: list[str]) -> None:
     """Enter the box described by ``policy`` and exec ``argv`` (never returns)."""
-    mode = "limits-only"
-    if policy.isolate:
-        mode = _enter_namespaces(policy)
+    # Grading as root, the kernel runs as a uid of its own: hand it its folders *before*
+    # the masks are mounted -- afterwards a masked path is a bind of the host's /dev/null,
+    # and a chmod there would change the host's /dev/null.
+    dropped = policy.isolate and os.geteuid() == 0
+    if dropped:
+        _hand_over(policy, argv)
+    mode = _enter_namespaces(policy) if policy.isolate else "limits-only"
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
     env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp",
                 "LABKIT_LEDGER": "/tmp/labkit_ledger.json", "LABKIT_SANDBOX": mode,
                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                 "MALLOC_ARENA_MAX": "2", **policy.env})
-    dropped = mode.startswith("namespaces+") and mode != "namespaces+user"
-    if dropped:
-        conn = _connection_file(argv)
-        for path in (policy.ipc_dir, policy.workdir, *([conn] if conn else [])):
-            os.chown(path, policy.uid, policy.uid)
-        os.chmod(policy.ipc_dir, 0o700)
-        masked = {os.path.realpath(p) for p in policy.mask}
-        for base, dirs, files in os.walk(policy.workdir):
-            for name in dirs + files:
-                path = os.path.join(base, name)
-                if os.path.realpath(path) in masked:
-                    os.chmod(path, 0o600)  # root's, unreadable to the kernel even unmasked
-                else:
-                    os.lchown(path, policy.uid, policy.uid)
     _limits(policy)
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
