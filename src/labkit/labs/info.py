@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -148,3 +149,19 @@ class LabInfo:
     def lab(self, track: str | Track, **kwargs: object) -> LabBase[Any]:
         """``lab_class()(track, **kwargs)``."""
         return self.lab_class()(track, **kwargs)  # type: ignore[arg-type]
+
+
+def lazy_lab_exports(package: str) -> Callable[[str], object]:
+    """A module ``__getattr__`` for a lab package: ``Lab`` (from ``<package>.lab``) and
+    ``answer_key`` load the widget stack on first use, so :data:`labkit.labs.LABS` (which
+    reads only the package's ``info``) imports no widgets."""
+    homes = {"Lab": f"{package}.lab", "answer_key": "labkit.labs.common"}
+
+    def module_getattr(name: str) -> object:
+        if name not in homes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(homes[name]), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return module_getattr

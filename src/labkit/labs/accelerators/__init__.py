@@ -39,6 +39,7 @@ from labkit.labs.accelerators.info import (
     REPORT_JSON,
     REPORT_MD,
 )
+from labkit.labs.info import lazy_lab_exports
 from labkit.plans.design import design_check, scenario
 
 if TYPE_CHECKING:
@@ -49,19 +50,4 @@ __all__ = ["INFO", "LAB_ID", "LAB_TITLE", "PART_TITLES", "REPORT_JSON", "REPORT_
            "answer_key", "design_check", "scenario"]
 
 
-def __getattr__(name: str) -> object:
-    """``Lab`` and ``answer_key`` load the widget stack on first use, so that
-    :data:`labkit.labs.LABS` (which reads :data:`INFO`) imports no widgets."""
-    value: object
-    if name == "Lab":
-        from labkit.labs.accelerators import lab
-
-        value = lab.Lab
-    elif name == "answer_key":
-        from labkit.labs import common
-
-        value = common.answer_key
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+__getattr__ = lazy_lab_exports(__name__)
