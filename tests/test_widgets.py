@@ -298,6 +298,15 @@ def test_log_and_choice_controls():
     assert lw.float_control("s", 0.0, 0.0, 50.0, 5.0).max == 50.0
 
 
+def test_nice_up_snaps_an_axis_end_to_few_values():
+    assert lw.nice_up(7.3) == 8.0 and lw.nice_up(8.0) == 8.0 and lw.nice_up(8.01) == 10.0
+    assert lw.nice_up(0.0031) == pytest.approx(0.004) and lw.nice_up(1234.0) == 1500.0
+    assert lw.nice_up(0.0) == 0.0  # nothing to snap
+    # a sweep of 1,000 tops in one decade lands on 9 values: axes rarely move with a slider
+    tops = {lw.nice_up(x) for x in np.linspace(1.0, 10.0, 1000)}
+    assert len(tops) == 9 and all(t >= 1.0 for t in tops)
+
+
 def test_log_domain_and_lin_top_size_scales_from_data():
     assert lw.log_domain([1.0, 10.0], pad=2.0) == (0.5, 20.0)
     assert lw.log_domain([0.0, -1.0, float("nan")]) == (1e-3, 1.0)  # nothing positive
@@ -312,7 +321,7 @@ HOMES = {
     questions: ("Question", "Prediction", "Checkpoint", "Options"),
     charts: ("make_scale", "set_domain", "figure", "line_mark", "bar_mark", "scatter_mark",
              "vline_mark", "vlines_mark", "hline_mark", "update_marks", "set_vline",
-             "set_hline", "log_domain", "lin_top"),
+             "set_hline", "log_domain", "lin_top", "nice_up"),
     controls: ("precision_control", "int_control", "devices_control", "float_control",
                "log_control", "selection_control", "choice_control", "context_control",
                "DESC_STYLE"),

@@ -318,7 +318,9 @@ def _cmd_summary(a: argparse.Namespace) -> None:
     print(f"  B* = {first['critical_batch']:.2f}   L* = {first['balance_context_tokens']:,.0f} "
           "tokens")
     for row in paper:
-        pt: dict[str, float] = row["per_token_ms"]  # type: ignore[assignment]
+        pt = row["per_token_ms"]
+        if not isinstance(pt, dict):
+            raise TypeError("roofline_report's per_token_ms must be a dict")
         print(f"  S_kv={row['context_tokens']:>9,}  B={row['batch']:>3}  per-token "
               f"{pt['total']:8.1f} ms  (weight {pt['weight']:.1f}, compute {pt['compute']:.1f}, "
               f"KV {pt['kv']:.1f})  {row['regime']}")

@@ -256,3 +256,8 @@ def plain(x: object) -> object:
     if isinstance(x, float) and not math.isfinite(x):
         return None
     return x
+
+
+def plain_dict(x: Mapping[str, object]) -> dict[str, object]:
+    """:func:`plain` of a mapping, typed as the JSON object it is."""
+    return {str(k): plain(v) for k, v in x.items()}

@@ -37,9 +37,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from labkit.course.worker import RESULT, ensure_bin_on_path
+
+if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import takes ~2 s)
+    from nbgrader.api import Gradebook
 
 GRADER_VERSION = "labkit-grade-1"
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
@@ -220,11 +223,11 @@ def fingerprint(submission: Path, release: Path) -> str:
     return h.hexdigest()
 
 
-def _already_graded(gb: object, assignment: str, student: str) -> bool:
+def _already_graded(gb: Gradebook, assignment: str, student: str) -> bool:
     from nbgrader.api import MissingEntry
 
     try:
-        sub = gb.find_submission(assignment, student)  # type: ignore[attr-defined]
+        sub = gb.find_submission(assignment, student)
     except MissingEntry:
         return False
     grades = [g for nb in sub.notebooks for g in nb.grades if g.cell.cell_type == "code"]
@@ -425,14 +428,14 @@ def _install_autograded(root: Path, job: _Job, result: dict) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _merge(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
+def _merge(gb: Gradebook, root: Path, job: _Job, result: dict) -> Outcome:
     """Write one graded result into the course gradebook (nbgrader API), then journal it."""
     with warnings.catch_warnings():  # nbgrader's own autoflush chatter (SAWarning)
         warnings.simplefilter("ignore")
         return _merge_quiet(gb, root, job, result)
 
 
-def _merge_quiet(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
+def _merge_quiet(gb: Gradebook, root: Path, job: _Job, result: dict) -> Outcome:
     t0 = time.perf_counter()
     findings = result.get("findings", [])
     flagged = any(f.get("flag") for f in findings)
@@ -442,19 +445,19 @@ def _merge_quiet(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
                        error=result.get("error", "unknown error"),
                        seconds=result.get("seconds", 0.0))
     _install_autograded(root, job, result)
-    gb.update_or_create_student(job.student)  # type: ignore[attr-defined]
+    gb.update_or_create_student(job.student)
     stamp = result.get("timestamp")
     kwargs = {"timestamp": datetime.fromisoformat(stamp)} if stamp else {}
-    gb.update_or_create_submission(job.assignment, job.student,  # type: ignore[attr-defined]
+    gb.update_or_create_submission(job.assignment, job.student,
                                    **kwargs)
     score = max_score = 0.0
     for nb_name, nb in result["notebooks"].items():
-        snb = gb.find_submission_notebook(nb_name, job.assignment,  # type: ignore[attr-defined]
+        snb = gb.find_submission_notebook(nb_name, job.assignment,
                                           job.student)
         snb.late_submission_penalty = nb["late_penalty"]
         snb.flagged = flagged  # nbgrader's "flag for review", shown in the formgrader
         for gid, g in nb["grades"].items():
-            grade = gb.find_grade(gid, nb_name, job.assignment, job.student)  # type: ignore[attr-defined]
+            grade = gb.find_grade(gid, nb_name, job.assignment, job.student)
             grade.auto_score = g["auto_score"]
             grade.needs_manual_grade = bool(g["needs_manual_grade"]
                                             or grade.manual_score is not None)
@@ -462,9 +465,9 @@ def _merge_quiet(gb: object, root: Path, job: _Job, result: dict) -> Outcome:
                 score += g["auto_score"] or 0.0
                 max_score += g["max_score"] or 0.0
         for gid, text in nb["comments"].items():
-            gb.find_comment(gid, nb_name, job.assignment,  # type: ignore[attr-defined]
+            gb.find_comment(gid, nb_name, job.assignment,
                             job.student).auto_comment = text
-    gb.db.commit()  # type: ignore[attr-defined]
+    gb.db.commit()
     timings = dict(result.get("timings", {}))
     timings["merge"] = time.perf_counter() - t0
     _append_journal(root, {"assignment": job.assignment, "student": job.student,

@@ -29,7 +29,7 @@ import ipywidgets as ipw
 
 from labkit import ui as lw
 from labkit.core.answers import AnswerEntry, AnswerValue
-from labkit.core.format import plain
+from labkit.core.format import plain, plain_dict
 from labkit.labs.parts import PARTS
 from labkit.tracks import Track
 
@@ -300,7 +300,7 @@ class LabPart:
     def state(self) -> dict[str, object]:
         """JSON-serialisable snapshot: settings, answers, computed answer and results."""
         pe, ce = self.predict.entry, self.checkpoint.entry
-        return cast(dict[str, object], plain({
+        return plain_dict({
             "part": self.letter, "title": self.title, "track": self.track.id,
             **self._state_extra(), "settings": self.settings(),
             "prediction": {
@@ -315,7 +315,7 @@ class LabPart:
                 "current_correct": None if ce is None else ce.current == self.checkpoint_expected,
             },
             "results": self.results,
-        }))
+        })
 
     # -- internals -------------------------------------------------------------------------
     def _on_change(self, change: Mapping[str, Any]) -> None:

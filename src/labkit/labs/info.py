@@ -146,9 +146,9 @@ class LabInfo:
         cls: type[LabBase[Any]] = importlib.import_module(f"labkit.labs.{self.module}.lab").Lab
         return cls
 
-    def lab(self, track: str | Track, **kwargs: object) -> LabBase[Any]:
+    def lab(self, track: str | Track, **kwargs: Any) -> LabBase[Any]:
         """``lab_class()(track, **kwargs)``."""
-        return self.lab_class()(track, **kwargs)  # type: ignore[arg-type]
+        return self.lab_class()(track, **kwargs)
 
 
 def lazy_lab_exports(package: str) -> Callable[[str], object]:

@@ -26,7 +26,7 @@ import ipywidgets as ipw
 
 from labkit import ui as lw
 from labkit.core.answers import AnswerStore, now_iso, record_ledger, write_json_atomic
-from labkit.core.format import format_bytes, plain
+from labkit.core.format import format_bytes, plain_dict
 from labkit.labs.common import LabPart, answer_key, download_link, md_entry
 from labkit.labs.info import LabInfo
 from labkit.labs.parts import PARTS
@@ -144,7 +144,7 @@ class LabBase(Generic[P]):
         memo = self.store.get(info.id, answer_key(tr.id, "", "memo"))
         takeaways = self.takeaways()
         choices = self.ledger_choices()
-        data: dict[str, object] = plain({  # type: ignore[assignment]
+        data = plain_dict({
             "schema": info.report_schema, "version": info.report_version, "lab": info.id,
             "title": info.title, "generated_at": now_iso(),
             "track": {"id": tr.id, "label": tr.label, "hardware": hw.name, "model": m.name,
@@ -159,17 +159,16 @@ class LabBase(Generic[P]):
                  f"{hw.name}, {m.name}. Stakeholder: {tr.stakeholder.name}, "
                  f"{tr.stakeholder.role}.", ""]
         for p in self.parts():
-            st = parts[p.letter]
             lines += [f"## Part {p.letter}: {p.title}", ""]
             lines.append("- Prediction: " + md_entry(p.predict, p.predict.entry))
             lines.append(f"- Computed answer at the track defaults: "
                          f"{p.predict.label_for(p.expected)}")
-            settings = ", ".join(f"{k} = {v}" for k, v in st["settings"].items())  # type: ignore[attr-defined]
+            settings = ", ".join(f"{k} = {v}" for k, v in p.settings().items())
             lines.append(f"- Your settings: {settings}")
             lines.append("- Checkpoint: " + md_entry(p.checkpoint, p.checkpoint.entry))
             lines.append("")
         lines += ["## Takeaways", "", *(f"{i}. {t}" for i, t in enumerate(takeaways, 1)), "",
-                  "## Memo", "", memo.current if memo is not None else "(not saved yet)", "",  # type: ignore[list-item]
+                  "## Memo", "", str(memo.current) if memo is not None else "(not saved yet)", "",
                   "## Design ledger entry", "", "```json",
                   json.dumps(choices, indent=2, sort_keys=True), "```", ""]
         return "\n".join(str(x) for x in lines), data

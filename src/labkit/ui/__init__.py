@@ -23,6 +23,7 @@ from labkit.ui.charts import (
     line_mark,
     log_domain,
     make_scale,
+    nice_up,
     scatter_mark,
     set_domain,
     set_hline,
@@ -50,7 +51,7 @@ __all__ = [
     "Checkpoint", "MathPeek", "Options", "Prediction", "Question", "RevealGate", "bar_mark",
     "choice_control", "context_control", "context_options", "devices_control", "esc",
     "figure", "float_control", "format_tokens", "hline_mark", "int_control", "lin_top",
-    "line_mark", "log_control", "log_domain", "make_scale", "precision_control",
+    "line_mark", "log_control", "log_domain", "make_scale", "nice_up", "precision_control",
     "scatter_mark", "selection_control", "set_domain", "set_hline", "set_vline",
     "update_marks", "vline_mark", "vlines_mark",
 ]

@@ -165,16 +165,51 @@ def set_hline(mark: bq.Lines, y: float) -> None:
 
 # -- domains --------------------------------------------------------------------------------
 
+# Axis ends snap to these mantissas: a scale's bounds then change only when the data crosses
+# one (a slider move rarely moves an axis, and bqplot redraws no axis it was not sent).
+_LINEAR_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+_LOG_STEPS = (1.0, 2.0, 5.0, 10.0)
+
+
+def nice_up(x: float, steps: tuple[float, ...] = _LINEAR_STEPS) -> float:
+    """The smallest ``m * 10**k`` >= ``x`` with ``m`` in ``steps`` (x > 0; else x)."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    decade = 10.0 ** math.floor(math.log10(x))
+    for m in steps:
+        if m * decade >= x * (1 - 1e-12):
+            return m * decade
+    return 10.0 * decade
+
+
+def nice_down(x: float, steps: tuple[float, ...] = _LOG_STEPS) -> float:
+    """The largest ``m * 10**k`` <= ``x`` with ``m`` in ``steps`` (x > 0; else x)."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    decade = 10.0 ** math.floor(math.log10(x))
+    for m in reversed(steps):
+        if m * decade <= x * (1 + 1e-12):
+            return m * decade
+    return decade
+
+
 def log_domain(values: object, pad: float = 1.6) -> tuple[float, float]:
+    """A log axis holding ``values`` (positive, finite ones) with ``pad`` room each way,
+    its ends snapped out to 1, 2, 5 x 10^k; (1e-3, 1) when nothing is positive."""
     a = np.asarray(values, dtype=float).ravel()
     a = a[np.isfinite(a) & (a > 0)]
     if a.size == 0:
         return 1e-3, 1.0
     lo, hi = float(a.min()) / pad, float(a.max()) * pad
-    return (lo, hi) if hi > lo else (lo / 10, lo * 10)
+    if not hi > lo:
+        lo, hi = lo / 10, lo * 10
+    return nice_down(lo), nice_up(hi, _LOG_STEPS)
 
 
 def lin_top(values: object, floor: float = 1.0, pad: float = 1.25) -> float:
+    """The top of a linear axis from 0: ``pad`` x the largest finite value (at least
+    ``floor``), snapped up to 1, 1.5, 2, 3, 4, 5, 6, 8 x 10^k."""
     a = np.asarray(values, dtype=float).ravel()
     a = a[np.isfinite(a)]
-    return max(floor, float(a.max()) * pad if a.size else floor)
+    top = float(a.max()) * pad if a.size else floor
+    return max(floor, nice_up(top))

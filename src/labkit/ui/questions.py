@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import ipywidgets as ipw
 
@@ -143,9 +144,10 @@ class Question:
         A first commit keeps the answer as ``first``; a commit after :meth:`revise` with a
         different answer appends it to ``changes`` beside the first.
         """
-        if self.committed and not self._revising:
-            if value is None or value == self._entry.current:  # type: ignore[union-attr]
-                return self._entry  # type: ignore[return-value]
+        entry = self._entry
+        if entry is not None and self.committed and not self._revising:
+            if value is None or value == entry.current:
+                return entry
             raise ValueError(f"{self.key} is committed and locked; call revise() first")
         if value is not None:
             self._select(value)
@@ -178,8 +180,8 @@ class Question:
                 known = ", ".join(repr(v) for v in self.options)
                 raise ValueError(f"{value!r} is not an option of {self.key}; options: {known}")
             self.choice.value = value
-        else:
-            lo, hi = self.bounds  # type: ignore[misc]
+        elif self.bounds is not None:
+            lo, hi = self.bounds
             x = float(value)
             if not (lo <= x <= hi):
                 raise ValueError(f"{x:g} is outside the bounds [{lo:g}, {hi:g}] of {self.key}")
@@ -240,9 +242,9 @@ class Prediction(Question):
     commit_label = "Commit prediction"
 
     def __init__(self, lab: str, key: str, question: str, options: Options | None = None,
-                 store: AnswerStore | None = None, **kwargs: object) -> None:
+                 store: AnswerStore | None = None, **kwargs: Any) -> None:
         self._gates: list[RevealGate] = []
-        super().__init__(lab, key, question, options, store, **kwargs)  # type: ignore[arg-type]
+        super().__init__(lab, key, question, options, store, **kwargs)
 
     def reveal_gate(self, content: ipw.Widget,
                     message: str = "Commit your prediction above to see this.") -> RevealGate:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from labkit import ui as lw
 from labkit.core import validation as v
 from labkit.core.answers import AnswerStore, read_ledger
-from labkit.core.format import fmt_si, fmt_time, format_bytes, plain
+from labkit.core.format import fmt_si, fmt_time, format_bytes, plain_dict
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.info import INFO
@@ -145,7 +145,7 @@ class Lab(LabBase[Part]):
         """What Lab 2 hands to later labs: the Part D design and the key findings."""
         a, b, c, d = self.parts()
         rd = d.results
-        return plain({
+        return plain_dict({
             "scenario": self.scenario, "design": rd["config"], "feasible": rd["feasible"],
             "failed": rd["failed"], "devices": rd["devices"], "min_devices": rd["min_devices"],
             "objective": rd["objective"], "regime": a.results.get("regime"),
@@ -153,7 +153,7 @@ class Lab(LabBase[Part]):
             "part_c": {k: c.results.get(k) for k in ("layout", "split", "winner", "symptom",
                                                      "search_chosen") if k in c.results},
             "lab1_found": self.lab1_entry() is not None,
-        })  # type: ignore[return-value]
+        })
 
     # -- report and synthesis hooks ------------------------------------------------------------
     def _track_tag(self) -> str:

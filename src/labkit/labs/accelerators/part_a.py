@@ -318,7 +318,7 @@ class PartALM(Part):
         show_slo = tr.slo_kind == "tpot" and slo_ms <= 3.0 * bar_top
         lw.update_marks({
             self.m_pk: {"y": bars},
-            self.sp_y: {"max": max(bar_top, 1.15 * slo_ms if show_slo else 0.0)},
+            self.sp_y: {"max": lw.nice_up(max(bar_top, 1.15 * slo_ms if show_slo else 0.0))},
             self.m_pk_slo: {"visible": show_slo},
         })
 

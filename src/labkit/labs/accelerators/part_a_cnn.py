@@ -202,7 +202,8 @@ class PartACNN(Part):
             self.m_att: {"x": [ai], "y": [attain]},
             self.m_ach: {"x": [ai], "y": [achieved]},
             self.m_time: {"y": times},
-            self.st_y: {"max": max(t_top, 1.1 * dead_ms if dead_ms <= 3 * t_top else 0.0)},
+            self.st_y: {"max": lw.nice_up(max(t_top, 1.1 * dead_ms if dead_ms <= 3 * t_top
+                                              else 0.0))},
             self.m_dead: {"visible": dead_ms <= 3 * t_top},
             self.m_ai_pt: {"x": [float(s["batch"])], "y": [ai]},
         })

@@ -211,8 +211,9 @@ class PartBHandheld(Part):
         mem_gb = cv["memory_bytes"] / 1e9
         lw.update_marks({
             self.m_mem: {"y": mem_gb},
-            self.s_mem: {"max": max(self.hw.memory_bytes / 1e9 * 1.15,
-                                    min(float(mem_gb.max()), 4 * self.hw.memory_bytes / 1e9))},
+            self.s_mem: {"max": lw.nice_up(max(
+                self.hw.memory_bytes / 1e9 * 1.15,
+                min(float(mem_gb.max()), 4 * self.hw.memory_bytes / 1e9)))},
             self.m_tps: {"y": np.vstack([tps, cv["ttft_s"] * 10])},
             self.s_tps: {"max": lin_top(np.concatenate([tps, [1.0 / tr.slo_s]]), pad=1.2)},
         })

@@ -256,7 +256,7 @@ class PartD(Part):
             self.m_g: {"y": ratios, "colors": colors},
             self.s_g: {"max": lin_top(np.concatenate([ratios, [1.0]]), pad=1.25)},
             self.m_o: {"y": vals},
-            self.s_o: {"max": max(top, 1.1 * budget) if budget <= 3 * top else top},
+            self.s_o: {"max": lw.nice_up(max(top, 1.1 * budget) if budget <= 3 * top else top)},
             self.m_o_b: {"visible": bool(budget <= 3 * top)},
         })
         self.results = chk.as_dict()

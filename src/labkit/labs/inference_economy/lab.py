@@ -4,7 +4,7 @@ report and synthesis plumbing is :class:`labkit.labs.session.LabBase`)."""
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_time, format_bytes, plain
+from labkit.core.format import fmt_time, format_bytes, plain_dict
 from labkit.labs.inference_economy.base import Part, event_noun, fmt_cost, fmt_days
 from labkit.labs.inference_economy.info import INFO
 from labkit.labs.inference_economy.part_a import PartA
@@ -54,7 +54,7 @@ class Lab(LabBase[Part]):
         tr = self.track
         u = tr.cost_unit
         ra, rb, rc, rd = a.results, b.results, c.results, d.results
-        saving = float(a.settings()["saving_pct"])  # type: ignore[arg-type]
+        saving = float(a.controls["saving_pct"].value)
         if saving > 0:
             worth = (f"your {saving:.0f}% saving is worth {fmt_cost(ra['annual_savings'], u)} "
                      "a year")
@@ -86,7 +86,7 @@ class Lab(LabBase[Part]):
         """What Lab 1 hands to later labs: the release candidate and the key numbers."""
         a, b, c, d = (self.part(p) for p in PARTS)
         spec = d.results["spec"]
-        return plain({
+        return plain_dict({
             "weight_bits": spec["weight_bits"],
             "kv_bits": spec["kv_bits"] if self.track.is_transformer else None,
             "policy": spec["policy"],
@@ -97,7 +97,7 @@ class Lab(LabBase[Part]):
             "crossover_days": a.results["crossover_days"],
             "max_sessions": b.results["max_sessions"],
             "batching_winner": c.results["winner"],
-        })  # type: ignore[return-value]
+        })
 
     # -- synthesis hooks -------------------------------------------------------------------
     def _takeaway_items(self) -> list[str]:

@@ -214,7 +214,7 @@ class PartB(Part):
         lw.update_marks({
             self.m_mem: {"y": y},
             self.m_cap: {"y": [capacity, capacity]},
-            self.mem_y: {"max": mem_top},
+            self.mem_y: {"max": lw.nice_up(mem_top)},
             self.m_here: {"x": [self._x_now(s)], "y": [float(n)]},
         })
 
@@ -223,7 +223,7 @@ class PartB(Part):
         curve = self._sessions_curve(s)
         sess_top = 1.5 * max(float(curve.max()), float(self.default_curve.max()),
                              float(self.slots), 1.0)  # headroom for the legend
-        lw.update_marks({self.m_sess: {"y": curve}, self.sess_y: {"max": sess_top}})
+        lw.update_marks({self.m_sess: {"y": curve}, self.sess_y: {"max": lw.nice_up(sess_top)}})
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
