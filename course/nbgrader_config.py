@@ -7,6 +7,8 @@ root (the root ``nbgrader_config.py`` loads this file). The course root is the r
 
 from pathlib import Path
 
+from labkit.course.report import FEEDBACK_PREPROCESSORS
+
 c = get_config()  # noqa: F821 -- provided by traitlets when nbgrader loads this file
 
 c.CourseDirectory.root = str(Path(__file__).resolve().parent.parent)
@@ -23,3 +25,12 @@ c.Autograde.exclude_overwriting = {}
 
 c.ExecutePreprocessor.timeout = 120
 c.Execute.timeout = 120
+
+# Feedback (``nbgrader generate_feedback``, ``labkit course report``) keeps the hidden tests
+# hidden -- cleared from the test cells' sources (nbgrader's ClearHiddenTests), withheld
+# from the outputs (a test cell's error shows ``ename: evalue`` without the traceback that
+# quotes its source) -- and never runs a student's HTML or JavaScript: outputs and
+# markdown are sanitised (no <script>, no onerror=...; the formgrader reads this too).
+# labkit.course.report.feedback_config() is the same setting in code.
+c.GenerateFeedback.preprocessors = list(FEEDBACK_PREPROCESSORS)
+c.HTMLExporter.sanitize_html = True

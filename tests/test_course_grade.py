@@ -106,6 +106,23 @@ def test_hostile_submissions_are_contained(graded):
     died = _autograded(root, "kernel_death")
     assert "the kernel died while this cell ran" in died
     assert "did not finish or answer an interrupt" in _autograded(root, "uninterruptible_loop")
+    shown = root / "autograded" / "display_flood" / "lab1_cloud_fleet" / "inference_economy.ipynb"
+    assert shown.stat().st_size < 6_000_000  # 200 x 50 x 1 MB of updates would be 10 GB
+
+
+def test_planted_links_are_neither_followed_nor_kept(graded):
+    root, db_url, _ = graded
+    folder = root / "autograded" / "planted_links" / "lab1_cloud_fleet"
+    assert "planted" in (folder / "inference_economy.ipynb").read_text()
+    left = [p for p in folder.iterdir() if p.is_symlink() or not (p.is_file() or p.is_dir())]
+    assert not left and not list(folder.glob("link*")), left
+    # what the links pointed at kept its mode and content (nbgrader chmods what it finds)
+    gradebook = Path(db_url.removeprefix("sqlite:///"))
+    assert gradebook.stat().st_mode & 0o777 != 0o444
+    for nb in (root / "source").rglob("*.ipynb"):
+        assert nb.stat().st_mode & 0o200, nb  # still writable by its owner
+    honest = root / "autograded" / "full" / "lab1_cloud_fleet" / "inference_economy.ipynb"
+    assert "planted" not in honest.read_text()
 
 
 def test_parallel_grades_equal_serial_nbgrader_autograde(graded, tmp_path):

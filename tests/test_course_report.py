@@ -2,22 +2,30 @@
 gradebook, then feedback (nbgrader's generate_feedback), grade CSVs and the class summary.
 
 One autograde run for the module: alice answers everything, bob hands in the blank
-release notebook, carol solves only the Part A and Part B exercises (no predictions).
+release notebook, carol solves only the Part A and Part B exercises (no predictions); her
+Part A answer cell also displays hostile HTML and a cell she added prints every cell's
+source the kernel has seen (``In``), hidden tests included.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import re
 import shutil
 import warnings
 import xml.etree.ElementTree as ET
 from collections import Counter
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 import pytest
+from nbconvert import HTMLExporter
 from nbgrader.api import Gradebook
+from nbgrader.preprocessors import ClearHiddenTests
+from traitlets.config import Config
 
 from course_helpers import ROOT, kernel_env, nbgrader_meta, notebook_path, run_nbgrader
 from labkit.core.answers import AnswerStore
@@ -31,6 +39,10 @@ NOTEBOOK = LAB.module
 STUDENTS = ("alice", "bob", "carol")
 CAROL_NOTE = "answer_B matches a classmate's digit for digit"
 COMMITTED_PREDICTION = "Part A: we looked for your committed prediction"
+HOSTILE_HTML = ("from IPython.display import HTML, display\n"
+                "display(HTML('<script>window.__x=1</script>'\n"
+                "             '<img src=x onerror=\"window.__y=1\">'))\n")
+PRINT_EVERY_CELL = "print(*In, sep='\\n')  # every source this kernel ran, hidden tests too\n"
 
 
 def _paste_solutions(folder: Path, grade_ids: set[str]) -> None:
@@ -56,6 +68,18 @@ def _commit_everything(folder: Path) -> None:
         p.checkpoint.commit(p.checkpoint.options[0])
 
 
+def _secret(student: str) -> str:
+    return hashlib.sha512(student.encode()).hexdigest()  # like secrets.token_hex(64)
+
+
+def _add_hostile_cells(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    answer = next(c for c in nb.cells if nbgrader_meta(c).get("grade_id") == "lab1-a-exercise")
+    answer.source += "\n" + HOSTILE_HTML
+    nb.cells.append(nbformat.v4.new_code_cell(PRINT_EVERY_CELL))
+    nbformat.write(nb, path)
+
+
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("report")
@@ -71,11 +95,15 @@ def course(tmp_path_factory) -> tuple[Path, str]:
         folder = root / "submitted" / student / ASSIGNMENT
         folder.mkdir(parents=True)
         shutil.copy(notebook_path("release", LAB.id, TRACK), folder)
+        # what `nbgrader submit` puts beside the notebook (release_feedback needs both)
+        (folder / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")
+        (folder / "submission_secret.txt").write_text(_secret(student))
     alice = root / "submitted" / "alice" / ASSIGNMENT
     _paste_solutions(alice, {f"lab1-{p}-exercise" for p in "abcd"} | {"lab1-memo"})
     _commit_everything(alice)
-    _paste_solutions(root / "submitted" / "carol" / ASSIGNMENT,
-                     {"lab1-a-exercise", "lab1-b-exercise"})
+    carol = root / "submitted" / "carol" / ASSIGNMENT
+    _paste_solutions(carol, {"lab1-a-exercise", "lab1-b-exercise"})
+    _add_hostile_cells(carol / f"{NOTEBOOK}.ipynb")
 
     run_nbgrader(root, "autograde", ASSIGNMENT, env=env, db=db)
     graded = root / "autograded"
@@ -198,13 +226,202 @@ def test_check_label_takes_the_message_before_the_separator():
     assert report.part_of("lab1-memo") is None
 
 
-def test_feedback_for_every_submission(course):
+@pytest.fixture(scope="module")
+def feedback(course) -> dict[str, Path]:
+    """write_feedback once for the module: student -> feedback HTML."""
     root, db_url = course
-    paths = report.write_feedback(root, db_url, [ASSIGNMENT])
-    expected = {root / "feedback" / s / ASSIGNMENT / f"{NOTEBOOK}.html" for s in STUDENTS}
-    assert set(paths) == expected
-    for path in paths:
+    return {p.parts[-3]: p for p in report.write_feedback(root, db_url, [ASSIGNMENT])}
+
+
+def test_feedback_for_every_submission(course, feedback):
+    root, _ = course
+    expected = {s: root / "feedback" / s / ASSIGNMENT / f"{NOTEBOOK}.html" for s in STUDENTS}
+    assert feedback == expected
+    for path in feedback.values():
         assert "Part A" in path.read_text()
+
+
+def test_nbgrader_release_feedback_releases_every_feedback(course, feedback, tmp_path):
+    """The secret `nbgrader submit` left beside each submission reaches the feedback folder
+    (autograde and generate_feedback copy it), where release_feedback names the file."""
+    from nbgrader.utils import notebook_hash
+
+    root, db_url = course
+    for student, path in feedback.items():
+        assert (path.parent / "submission_secret.txt").read_text() == _secret(student)
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    run_nbgrader(root, "release_feedback", ASSIGNMENT, f"--Exchange.root={exchange}",
+                 "--course=labkit", env=kernel_env(tmp_path),
+                 db=Path(db_url.removeprefix("sqlite:///")))
+    released = exchange / "labkit" / "feedback"
+    want = {f"{notebook_hash(secret=_secret(s), notebook_id=NOTEBOOK)}.html": s
+            for s in STUDENTS}
+    assert sorted(p.name for p in released.iterdir()) == sorted(want)
+    for name, student in want.items():
+        assert (released / name).read_bytes() == feedback[student].read_bytes()
+
+
+class _Page(HTMLParser):
+    """A page's visible text, its scripts and its event-handler attributes."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.raw = page
+        self.text: list[str] = []
+        self.scripts: list[str] = []
+        self.handlers: list[tuple[str, str, str]] = []
+        self._raw: str | None = None
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._raw = tag if tag in ("script", "style") else None
+        self.handlers += [(tag, k, v or "") for k, v in attrs if k.lower().startswith("on")]
+
+    def handle_endtag(self, tag: str) -> None:
+        self._raw = None
+
+    def handle_data(self, data: str) -> None:
+        if self._raw == "script":
+            self.scripts.append(data)
+        elif self._raw != "style":
+            self.text.append(data)
+
+    @property
+    def all_text(self) -> str:
+        """Everything a reader or a script of the page could see, but the CSS."""
+        return "".join(self.text) + "\n" + "\n".join(self.scripts)
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _hidden_regions(nb: nbformat.NotebookNode) -> list[str]:
+    return [region for c in nb.cells for region in re.findall(
+        r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", c.source, re.DOTALL)]
+
+
+def _secrets() -> tuple[set[str], set[str]]:
+    """The hidden test lines and numeric literals a student never sees: in the source
+    notebook's hidden regions and nowhere in the release notebook."""
+    source = nbformat.read(notebook_path("source", LAB.id, TRACK), as_version=4)
+    release = notebook_path("release", LAB.id, TRACK).read_text()
+    shown = {line.strip() for c in nbformat.reads(release, as_version=4).cells
+             for line in c.source.splitlines()}
+    regions = _hidden_regions(source)
+    lines = {line.strip() for r in regions for line in r.splitlines() if line.strip()}
+    numbers = {n for r in regions for n in _NUMBER.findall(r)
+               if n not in release and len(n.replace(".", "").strip("0")) >= 3}
+    return lines - shown, numbers
+
+
+@pytest.fixture(scope="module")
+def pages(course, feedback) -> dict[str, _Page]:
+    """Every feedback page: write_feedback's, and the `nbgrader generate_feedback` CLI's
+    (the course's nbgrader_config.py) into feedback_cli/."""
+    root, db_url = course
+    run_nbgrader(root, "generate_feedback", ASSIGNMENT, "--force",
+                 "--CourseDirectory.feedback_directory=feedback_cli", env=kernel_env(root),
+                 db=Path(db_url.removeprefix("sqlite:///")))
+    cli = sorted((root / "feedback_cli").glob(f"*/{ASSIGNMENT}/{NOTEBOOK}.html"))
+    assert {p.parts[-3] for p in cli} == set(STUDENTS)
+    pages = {f"api/{s}": p for s, p in feedback.items()}
+    pages |= {f"cli/{p.parts[-3]}": p for p in cli}
+    return {name: _Page(path.read_text()) for name, path in pages.items()}
+
+
+def test_feedback_shows_no_hidden_test_and_no_expected_value(pages):
+    lines, numbers = _secrets()
+    assert len(lines) >= 8 and "0.6403724525650035" in numbers  # Part C's expected value
+    for name, page in pages.items():
+        text = page.all_text
+        assert 'expect_number("answer_A", answer_A, "A")' in text, name  # visible code shows
+        assert not [line for line in lines if line in text], name
+        assert not [n for n in numbers if n in text], name
+        assert "BEGIN HIDDEN TESTS" not in text, name
+    carol = pages["api/carol"].all_text
+    assert report.WITHHELD.strip() in carol            # her print(*In) of the hidden tests
+    bob = pages["api/bob"].all_text                    # blank: every test cell failed
+    assert f"AssertionError: {COMMITTED_PREDICTION}" in bob
+    assert "Traceback (most recent call last)" not in bob and "Cell In[" not in bob
+
+
+def test_the_hidden_test_check_would_see_a_leak(course):
+    """Control: the same notebook rendered with nbconvert's defaults shows the hidden
+    tests (in the sources and in carol's output), so the check above can fail."""
+    root, _ = course
+    lines, numbers = _secrets()
+    for student in ("alice", "carol"):
+        nb = nbformat.read(root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
+                           as_version=4)
+        text = _Page(HTMLExporter().from_notebook_node(nb)[0]).all_text
+        assert [line for line in lines if line in text]
+        assert [n for n in numbers if n in text]
+
+
+def test_feedback_never_runs_student_html_or_javascript(course, pages):
+    root, _ = course
+    for name, page in pages.items():
+        assert "<script>window.__x" not in page.raw and "<img src=x" not in page.raw, name
+        assert not [s for s in page.scripts if "window.__" in s], name
+        assert not [h for h in page.handlers if "window.__" in h[2] or h[1] == "onerror"], (
+            name, page.handlers)
+    carol_path = root / "autograded" / "carol" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
+    raw = HTMLExporter().from_notebook_node(nbformat.read(carol_path, as_version=4))[0]
+    unsafe = _Page(raw)                                # control: unsanitised, it would run
+    assert [s for s in unsafe.scripts if "window.__x=1" in s]
+    assert [h for h in unsafe.handlers if h[1] == "onerror"]
+
+
+def test_feedback_config_is_the_course_config():
+    config = Config()
+    path = ROOT / "course" / "nbgrader_config.py"
+    exec(compile(path.read_text(), str(path), "exec"),
+         {"get_config": lambda: config, "__file__": str(path)})
+    ours = report.feedback_config()
+    assert config.GenerateFeedback.preprocessors == ours.GenerateFeedback.preprocessors
+    assert config.HTMLExporter.sanitize_html is ours.HTMLExporter.sanitize_html is True
+    names = [p.__name__ for p in ours.GenerateFeedback.preprocessors]
+    assert names[0] == "GetGrades" and names[-1] == "CSSHTMLHeaderPreprocessor"
+    assert issubclass(report.ClearHiddenTestsInFeedback, ClearHiddenTests)
+    # nbconvert runs a registered preprocessor only when it is enabled
+    assert report.WithholdHiddenTestOutputs().enabled
+    assert report.ClearHiddenTestsInFeedback().enabled
+
+
+def _cell(source: str, *, test: bool = True, outputs: list | None = None):
+    meta = {"nbgrader": {"grade": test, "solution": False, "grade_id": "t", "points": 1}}
+    return nbformat.v4.new_code_cell(source, metadata=meta, outputs=outputs or [])
+
+
+def test_hidden_regions_a_student_opened_do_not_break_feedback():
+    pp = report.ClearHiddenTestsInFeedback()
+    nb = nbformat.v4.new_notebook(cells=[
+        _cell("shown()\n### BEGIN HIDDEN TESTS\nsecret_check(0.123456)\n"
+              "### END HIDDEN TESTS\nalso_shown()"),
+        _cell("mine = 1\n# ### BEGIN HIDDEN TESTS, never closed\nsecret = 2", test=False),
+        _cell("### BEGIN HIDDEN TESTS\n### BEGIN HIDDEN TESTS\nx\n### END HIDDEN TESTS",
+              test=False)])
+    nb, _ = pp.preprocess(nb, {})
+    assert [c.source for c in nb.cells] == ["shown()\nalso_shown()", "mine = 1", ""]
+
+
+def test_withheld_outputs_keep_the_students_message_only():
+    hidden = "_want = secret_formula(answer_A)"
+    error = nbformat.v4.new_output("error", ename="AssertionError",
+                                   evalue="Part A: yours is too high",
+                                   traceback=["\x1b[0;31mAssertionError\x1b[0m", hidden])
+    quoting = nbformat.v4.new_output("stream", name="stdout", text=f"I found: {hidden}\n")
+    fine = nbformat.v4.new_output("stream", name="stdout", text="Part A: ok\n")
+    nb = nbformat.v4.new_notebook(cells=[
+        _cell(f"expect_number()\n### BEGIN HIDDEN TESTS\n{hidden}\n### END HIDDEN TESTS",
+              outputs=[fine, error]),
+        _cell("print(*In)", test=False, outputs=[quoting, fine])])
+    nb, _ = report.WithholdHiddenTestOutputs().preprocess(nb, {})
+    assert nb.cells[0].outputs[0] == fine
+    assert nb.cells[0].outputs[1].traceback == ["AssertionError: Part A: yours is too high"]
+    assert [o.get("text") for o in nb.cells[1].outputs] == [report.WITHHELD, fine.text]
 
 
 def test_one_broken_submission_does_not_stop_the_others(course, tmp_path):

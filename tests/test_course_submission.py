@@ -21,6 +21,8 @@ from labkit.core.answers import AnswerStore
 from labkit.course.submission import (
     ANSWERS_FILE,
     MAX_NOTEBOOK_BYTES,
+    MAX_SECRET_BYTES,
+    SECRET_FILE,
     TIMESTAMP_FILE,
     Finding,
     canonicalise,
@@ -578,3 +580,61 @@ def test_prepare_keeps_a_real_timestamp_and_drops_a_forged_one(tmp_path):
         findings = prepare(sub, release, dest, ["inference_economy"])
         assert (dest / "timestamp.txt").exists() is kept
         assert ("timestamp-unreadable" in {f.code for f in findings}) is not kept
+
+
+# nbgrader submit's secret (nbgrader/exchange/default/submit.py: secrets.token_hex(64)),
+# without a line end, as `nbgrader submit` writes it
+NBGRADER_SECRET = "3f" * 64
+
+
+@pytest.mark.parametrize("secret", [NBGRADER_SECRET.encode(), b"Abc-def_0123456789\n"])
+def test_prepare_keeps_the_submission_secret_byte_for_byte(tmp_path, release, secret):
+    """`nbgrader release_feedback` reads it from the feedback folder (autograde and
+    generate_feedback copy it there from the submission) and hashes it as read."""
+    sub = write_submission(tmp_path / "raw", release)
+    (sub / SECRET_FILE).write_bytes(secret)
+    (sub / TIMESTAMP_FILE).write_text("2025-01-31 12:00:00.000000 UTC")
+    dest = tmp_path / "dest"
+    assert prepare(sub, RELEASE_DIR, dest, [NB_NAME]) == []
+    assert (dest / SECRET_FILE).read_bytes() == secret
+    assert not (dest / SECRET_FILE).is_symlink()
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    pytest.param(b"a" * (MAX_SECRET_BYTES + 1), f"over {MAX_SECRET_BYTES} bytes", id="oversize"),
+    pytest.param(b"3f" * 1_000_000, f"over {MAX_SECRET_BYTES} bytes", id="2-MB"),
+    pytest.param(b"short", "not a plain ASCII token", id="too-short"),
+    pytest.param(b"", "not a plain ASCII token", id="empty"),
+    pytest.param(b"3f" * 20 + b"\n" + b"3f" * 20, "not a plain ASCII token", id="two-lines"),
+    pytest.param("caf\u00e9".encode() * 8, "not a plain ASCII token", id="not-ascii"),
+    pytest.param(b"../../etc/passwd-0123456789", "not a plain ASCII token", id="a-path"),
+])
+def test_prepare_drops_a_secret_that_is_not_a_token(tmp_path, release, content, why):
+    sub = write_submission(tmp_path / "raw", release)
+    (sub / SECRET_FILE).write_bytes(content)
+    dest = tmp_path / "dest"
+    f = only(prepare(sub, RELEASE_DIR, dest, [NB_NAME]), "secret-unreadable")
+    assert f.flag and why in f.message and SECRET_FILE in f.message
+    assert "release_feedback" in f.message and str(sub) not in f.message
+    assert not (dest / SECRET_FILE).exists()
+
+
+def test_prepare_never_follows_a_symlinked_secret(tmp_path, release):
+    sub = write_submission(tmp_path / "raw", release)
+    target = tmp_path / "someone-elses-secret.txt"
+    target.write_text(NBGRADER_SECRET)                 # a valid token, but not the student's
+    os.symlink(target, sub / SECRET_FILE)
+    dest = tmp_path / "dest"
+    findings = prepare(sub, RELEASE_DIR, dest, [NB_NAME])
+    assert f"{SECRET_FILE} (a symlink)" in only(findings, "file-ignored").message
+    assert "secret-unreadable" not in codes(findings)
+    assert not os.path.lexists(dest / SECRET_FILE)
+
+
+def test_prepare_drops_a_secret_that_is_not_a_regular_file(tmp_path, release):
+    sub = write_submission(tmp_path / "raw", release)
+    os.mkfifo(sub / SECRET_FILE)                       # would block a plain open()
+    dest = tmp_path / "dest"
+    f = only(prepare(sub, RELEASE_DIR, dest, [NB_NAME]), "secret-unreadable")
+    assert "not a regular file" in f.message
+    assert not os.path.lexists(dest / SECRET_FILE)

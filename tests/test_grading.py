@@ -26,11 +26,74 @@ def test_expect_number_rejects_non_numbers(bad):
         g.expect_number("x", bad, "C")
 
 
-def test_expect_number_sign():
-    assert g.expect_number("x", 2, "A") == 2.0
-    assert g.expect_number("x", 0, "A", positive=False) == 0.0
+def test_expect_number_sign(capsys):
+    assert g.expect_number("x", 2, "A") is None
+    assert g.expect_number("x", 0, "A", positive=False) is None
     with pytest.raises(AssertionError, match="positive"):
         g.expect_number("x", 0, "A")
+    assert capsys.readouterr().out.count("Self-check passed") == 2
+
+
+def test_every_check_returns_none_so_nbgrader_never_reads_partial_credit():
+    """A test cell's last value is nbgrader's partial credit: a float above the cell's
+    points crashed ``nbgrader validate`` ("partial credit cannot be greater than ...")."""
+    assert g.expect_committed(_Widget(True), "A") is None
+    assert g.expect_number("answer_B", 123456, "B") is None
+    assert g.expect_close("x", 100.5, 100.0, "A", rel=0.01, revisit="r") is None
+    assert g.expect_true(True, "D", "c", "f", "r") is None
+    assert g.expect_choice("p", "none", ("none", "static"), "C") is None
+
+
+def test_visible_self_checks_print_one_pass_line_without_any_expected_value(capsys):
+    g.expect_number("answer_A", 2.5e9, "A")
+    g.expect_number("answer_C", 0.0, "C", positive=False)
+    g.expect_choice("policy", "static", ("none", "static"), "D")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        "Part A: `answer_A` is a finite positive number. Self-check passed; whether it is "
+        "correct is checked when your notebook is graded.",
+        "Part C: `answer_C` is a finite number. Self-check passed; whether it is correct "
+        "is checked when your notebook is graded.",
+        "Part D: `policy` is one of the allowed options. Self-check passed; whether it is "
+        "correct is checked when your notebook is graded."]
+    assert not any(v in "".join(lines) for v in ("2.5", "2500000000", "static", "none"))
+
+
+def test_hidden_checks_and_failures_print_nothing(capsys):
+    g.expect_committed(_Widget(True), "A")
+    g.expect_close("x", 100.5, 100.0, "A", rel=0.01, revisit="r")
+    g.expect_true(True, "D", "c", "f", "r")
+    for bad in (lambda: g.expect_number("x", None, "A"),
+                lambda: g.expect_choice("p", "turbo", ("none",), "C"),
+                lambda: g.expect_close("x", 120, 100.0, "A", rel=0.01, revisit="r")):
+        with pytest.raises(AssertionError):
+            bad()
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize(("check", "message"), [
+    (lambda: g.expect_number("answer_A", None, "A"),
+     "Part A: `answer_A` must hold your answer -- it is still None. "
+     "Revisit: the Part A exercise cell"),
+    (lambda: g.expect_number("answer_A", "3", "A"),
+     "Part A: `answer_A` must be a finite number -- it is '3'. "
+     "Revisit: the Part A exercise cell"),
+    (lambda: g.expect_number("answer_A", -1, "A"),
+     "Part A: `answer_A` must be positive -- it is -1. Revisit: the Part A exercise cell"),
+    (lambda: g.expect_close("answer_C", None, 0.5, "C", rel=0.01, revisit="r"),
+     "Part C: `answer_C` must hold your answer -- it is still None. "
+     "Revisit: the Part C exercise cell"),
+    (lambda: g.expect_close("answer_C", 0.9, 0.5, "C", rel=0.01, revisit="the formula"),
+     "Part C: we recomputed `answer_C` from the track's numbers (tolerance 1%) -- yours "
+     "is too high. Revisit: the formula"),
+    (lambda: g.expect_choice("policy", "turbo", ("none", "static"), "D"),
+     "Part D: `policy` must be one of 'none', 'static' -- it is 'turbo'. "
+     "Revisit: the Part D exercise cell"),
+])
+def test_failure_messages_are_unchanged(check, message):
+    with pytest.raises(AssertionError) as caught:
+        check()
+    assert str(caught.value) == message
 
 
 def test_expect_close_says_direction_and_revisit():

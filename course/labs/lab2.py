@@ -387,7 +387,7 @@ expect_true(_c.feasible, "D", "we checked your design against every constraint",
             f"it fails: {{', '.join(_c.failed)}}", "Part D's constraint table")
 expect_true(_c.devices <= {int(SLACK * min_devices)}, "D",
             "we compared your device count with the fewest that work under the requirement",
-            f"you use {{_c.devices}}; {min_devices} is enough", "Part D: remove devices until a constraint binds"){duty_check}
+            f"you use {{_c.devices}}, and a design with fewer devices also meets every constraint", "Part D: remove devices until a constraint binds"){duty_check}
 """
     return Exercise(statement, data, "design_D", solution, visible, hidden, POINTS["design"])
 

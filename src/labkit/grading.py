@@ -3,6 +3,11 @@
 Every failure raises ``AssertionError`` with a message written for the student: what was
 checked, what was found, and which part of the lab to revisit. Nothing here knows an
 answer: expected values are computed in the (hidden) test cells themselves.
+
+Every check returns None. nbgrader reads the value a test cell ends with as its partial
+credit (a float above the cell's points crashes ``nbgrader validate`` and the Validate
+button), so a check that passes says so on stdout instead: the visible self-checks
+(:func:`expect_number`, :func:`expect_choice`) print one line; the hidden ones stay silent.
 """
 
 from __future__ import annotations
@@ -30,8 +35,8 @@ def expect_committed(widget: object, part: str, what: str = "prediction") -> Non
                     "and press Commit, then save the notebook")
 
 
-def expect_number(name: str, value: object, part: str, *, positive: bool = True) -> float:
-    """Visible self-check: ``value`` is a finite (positive) number, not None."""
+def _number(name: str, value: object, part: str, *, positive: bool) -> float:
+    """``value`` as a float, or the student-facing failure (None, not finite, not positive)."""
     __tracebackhide__ = True
     if value is None:
         raise _fail(part, f"`{name}` must hold your answer", "it is still None",
@@ -45,11 +50,25 @@ def expect_number(name: str, value: object, part: str, *, positive: bool = True)
     return float(value)
 
 
+def _passed(part: str, what: str) -> None:
+    """The one line a visible self-check prints when it passes (stdout, never a value:
+    nbgrader reads a test cell's value as partial credit)."""
+    print(f"Part {part}: {what}. Self-check passed; whether it is correct is checked "
+          "when your notebook is graded.")
+
+
+def expect_number(name: str, value: object, part: str, *, positive: bool = True) -> None:
+    """Visible self-check: ``value`` is a finite (positive) number, not None."""
+    __tracebackhide__ = True
+    _number(name, value, part, positive=positive)
+    _passed(part, f"`{name}` is a finite {'positive ' if positive else ''}number")
+
+
 def expect_close(name: str, value: object, expected: float, part: str, *, rel: float,
                  revisit: str) -> None:
     """Hidden check: ``value`` within ``rel`` (relative) of ``expected``."""
     __tracebackhide__ = True
-    got = expect_number(name, value, part, positive=False)
+    got = _number(name, value, part, positive=False)
     if not math.isclose(got, expected, rel_tol=rel, abs_tol=1e-12):
         direction = "too high" if got > expected else "too low"
         raise _fail(part, f"we recomputed `{name}` from the track's numbers (tolerance "
@@ -70,3 +89,4 @@ def expect_choice(name: str, value: object, options: Iterable[object], part: str
     if value not in allowed:
         raise _fail(part, f"`{name}` must be one of {', '.join(map(repr, allowed))}",
                     f"it is {value!r}", f"the Part {part} exercise cell")
+    _passed(part, f"`{name}` is one of the allowed options")

@@ -214,6 +214,115 @@ answer_A = None
 """
 
 
+# Attacks on a verdict computed in the kernel (the judge computes none there).
+_CODE_SWAP = """\
+import labkit.grading as _g
+for _name in dir(_g):
+    if _name.startswith("expect_"):
+        getattr(_g, _name).__code__ = (lambda *args, **kwargs: None).__code__
+answer_A = 1.0  # wrong, but a number the hidden test can use before its check
+"""
+
+_INPUT_TRANSFORMER = """\
+def _no_tests(lines):
+    return ["pass\\n"] if any("expect_" in line or "assert" in line for line in lines) else lines
+get_ipython().input_transformers_post.append(_no_tests)
+answer_A = None
+"""
+
+_POST_RUN_HOOK = """\
+def _forgive(result):
+    result.error_in_exec = None
+    result.error_before_exec = None
+get_ipython().events.register("post_run_cell", _forgive)
+get_ipython().showtraceback = lambda *args, **kwargs: None
+answer_A = None
+"""
+
+_DISPLAYHOOK = """\
+_ip = get_ipython()
+def _plant(info):
+    if "answer_A" in (info.raw_cell or "") and "expect_" in (info.raw_cell or ""):
+        _ip.displayhook(1.0)  # nbgrader scores a cell from its first execute_result
+_ip.events.register("pre_run_cell", _plant)
+answer_A = None
+"""
+
+_FLOAT_SUBCLASS = """\
+import sys
+class _Liar(float):
+    # float(x) answers whatever the calling check expects, read from its frame
+    def __float__(self):
+        frame = sys._getframe(1)
+        while frame is not None:
+            if isinstance(frame.f_locals.get("expected"), float):
+                return frame.f_locals["expected"]
+            frame = frame.f_back
+        return 0.0
+answer_C = _Liar(0.0)
+"""
+
+_FORGED_WIDGETS = """\
+for _part in (A,):
+    for _q in (type(_part.predict), type(_part.checkpoint)):
+        _q.committed = property(lambda self: True)
+"""
+
+_MODULE_ALIAS = """\
+import sys, types
+_fake = types.ModuleType("labkit.grading")
+for _n in ("expect_committed", "expect_number", "expect_close", "expect_true", "expect_choice"):
+    setattr(_fake, _n, lambda *args, **kwargs: None)
+sys.modules["labkit.grading"] = _fake
+import labkit
+labkit.grading = _fake
+answer_A = 1.0  # wrong, but a number the hidden test can use before its check
+"""
+
+
+# The kernel's folder is copied back and chmod-ed by the grader: plant links in it that
+# resolve, outside the box, to the solution, the gradebook and a classmate's work.
+_PLANT_LINKS = """\
+import os
+targets = ["gradebook.db", "source/{assignment}/inference_economy.ipynb",
+           "source/{assignment}/accelerators.ipynb", "submitted/full/{assignment}",
+           "j/0000/raw/inference_economy.ipynb", "j/0001/raw/inference_economy.ipynb",
+           "/etc/shadow", "/root"]
+n = 0
+for depth in range(0, 12):
+    for target in targets:
+        up = target if target.startswith("/") else "../" * depth + target
+        for name in (f"link{{n}}.ipynb", f"link{{n}}"):
+            try:
+                os.symlink(up, name)
+            except OSError:
+                pass
+        n += 1
+for name in ("timestamp.txt", "submission_secret.txt", "labkit_answers.json"):
+    try:
+        os.replace(name, name + ".orig")
+    except OSError:
+        pass
+    try:
+        os.symlink("../" * 6 + "gradebook.db", name)
+    except OSError:
+        pass
+try:
+    os.mkfifo("fifo.ipynb")
+except OSError:
+    pass
+print("planted", n, "links")
+"""
+
+_DISPLAY_FLOOD = """\
+from IPython.display import display, update_display
+for _i in range(200):
+    display("x", display_id="flood")
+for _i in range(50):
+    update_display("y" * 1_000_000, display_id="flood")
+"""
+
+
 @dataclass(frozen=True)
 class Hostile:
     """A hostile submission: built from ``base``, changed by ``mutate``.
@@ -277,6 +386,44 @@ def hostile_set(lab_id: str, course_root: str = "/nonexistent-course") -> tuple[
         Hostile("patch_grader", "Part A left wrong but the grading checks monkeypatched",
                 "full", _replace(f"{a}-exercise", _PATCH_GRADER),
                 loses=(f"{a}-exercise-check",), findings=("grader-touch",), flagged=True),
+        *_kernel_attacks(lab_id),
+        Hostile("planted_links", "Part A answer plants links to the solution, the gradebook "
+                "and classmates' work (and a FIFO) in its folder", "full",
+                _prefix(f"{a}-exercise", _PLANT_LINKS.format(assignment=f"{lab_id}_cloud_fleet")),
+                findings=("planted-links",), flagged=True),
+        Hostile("display_flood", "Part A answer shows one output 200 times and updates it "
+                "with 1 MB, 50 times (update_display_data)", "full",
+                _prefix(f"{a}-exercise", _DISPLAY_FLOOD)),
+    )
+
+
+def _kernel_attacks(lab_id: str) -> tuple[Hostile, ...]:
+    """Submissions that would fake a verdict computed in the kernel: each earns exactly
+    what its honest parts earn, because tests run in :mod:`labkit.course.judge`."""
+    a = f"{lab_id}-a"
+    lose_a = (f"{a}-exercise-check",)
+    return (
+        Hostile("code_swap", "Part A left wrong; every check's __code__ replaced by a no-op",
+                "full", _replace(f"{a}-exercise", _CODE_SWAP), loses=lose_a,
+                findings=("grader-touch",), flagged=True),
+        Hostile("input_transformer", "Part A left wrong; an IPython input transformer turns "
+                "every test cell into `pass`", "full",
+                _replace(f"{a}-exercise", _INPUT_TRANSFORMER), loses=lose_a),
+        Hostile("post_run_hook", "Part A left wrong; a post-run hook clears every error and "
+                "tracebacks are silenced", "full", _replace(f"{a}-exercise", _POST_RUN_HOOK),
+                loses=lose_a),
+        Hostile("displayhook_result", "Part A left wrong; a pre-run hook plants an "
+                "execute_result of 1.0 before its test runs (nbgrader's partial credit)", "full",
+                _replace(f"{a}-exercise", _DISPLAYHOOK), loses=lose_a),
+        Hostile("float_subclass", "Part C's answer a float subclass whose float() returns "
+                "what the calling check expects", "full",
+                _replace(f"{lab_id}-c-exercise", _FLOAT_SUBCLASS),
+                loses=(f"{lab_id}-c-exercise-check",)),
+        Hostile("forged_widgets", "blank, but every prediction and checkpoint widget "
+                "forced to say committed", "blank", _prefix(f"{a}-predict", _FORGED_WIDGETS)),
+        Hostile("module_alias", "Part A left wrong; labkit.grading replaced in sys.modules",
+                "full", _replace(f"{a}-exercise", _MODULE_ALIAS), loses=lose_a,
+                findings=("grader-touch",), flagged=True),
     )
 
 
@@ -306,6 +453,8 @@ def expected(spec: Hostile, points: dict[str, float]) -> float:
     """The score a hostile submission's honest parts earn."""
     if spec.loses_all_exercises:  # only what labkit_answers.json proves: the commitments
         return sum(v for k, v in points.items() if k.endswith("-done"))
+    if spec.base != "full":
+        return expected_honest(spec.base, points)
     return sum(v for k, v in points.items() if k not in spec.loses)
 
 

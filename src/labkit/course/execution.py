@@ -8,27 +8,73 @@ and keeps every byte a cell prints. :class:`GradingExecute` instead
   past the timeout without answering an interrupt, marks that cell as failed with the
   reason, and re-runs the notebook in a fresh kernel *skipping* it: every other cell earns
   what it earns (at most ``max_kernel_failures`` such restarts);
-* keeps at most ``max_output_bytes`` of output per cell and says so in the cell.
+* keeps at most ``max_output_bytes`` of output per cell and says so in the cell;
+* never lets the kernel run a test cell: they are blanked, the answers are exported as
+  data by one appended cell, and :mod:`labkit.course.judge` runs the tests in a trusted
+  process; each test cell's output is the judge's verdict (``judged = False`` restores
+  nbgrader's in-kernel tests, for comparison only).
 
 It also times the kernel start and the execution for the grading report.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
+import shutil
+import stat
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
-from nbformat.v4 import new_output
+from nbformat.v4 import new_code_cell, new_output
 from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Integer
 
+from labkit.course import judge as judging
 from labkit.course.sandbox import Policy
+
+
+def files_of(folder: Path) -> dict[str, tuple[int, int]]:
+    """Regular files directly in ``folder`` (never through a link): name -> (dev, inode)."""
+    out = {}
+    with contextlib.suppress(FileNotFoundError), os.scandir(folder) as it:
+        for entry in it:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                out[entry.name] = (st.st_dev, st.st_ino)
+    return out
+
+
+def scrub(folder: Path, keep: dict[str, tuple[int, int]]) -> list[str]:
+    """Remove from ``folder`` whatever the kernel left that is not one of ``keep``'s
+    regular files: new files, links, FIFOs, devices, folders (nothing is followed).
+    nbgrader later ``chmod``s and copies this folder as the grader. Returns the names of
+    what was neither a regular file nor a folder (links, FIFOs, sockets, devices)."""
+    removed: list[str] = []
+    try:
+        with os.scandir(folder) as it:
+            entries = list(it)
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode) and keep.get(entry.name) == (st.st_dev, st.st_ino):
+            continue
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            removed.append(entry.name)
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+    return removed
 
 
 class SandboxKernelManager(AsyncKernelManager):
@@ -55,25 +101,71 @@ class GradingExecute(Execute):
 
     sandboxed = Bool(True, help="start kernels through labkit.course.sandbox").tag(config=True)
     max_output_bytes = Integer(256 * 1024, help="output kept per cell (bytes)").tag(config=True)
+    max_notebook_output_bytes = Integer(4 * 1024 * 1024, help="output kept per notebook "
+                                        "(bytes), every cell and message kind together"
+                                        ).tag(config=True)
     max_kernel_failures = Integer(3, help="fresh kernels per notebook before giving up"
                                   ).tag(config=True)
+    judged = Bool(True, help="run test cells in labkit.course.judge, not in the kernel"
+                  ).tag(config=True)
+
+    # The submitted labkit_answers.json (read before any kernel runs); set per job.
+    answers_path: str | None = None
 
     # Filled while running; read by the worker for its timing report (seconds).
     timings: dict[str, float] = {}  # noqa: RUF012 -- per-process report, reset per job
     failures: list[str] = []  # noqa: RUF012
+    planted: list[str] = []  # noqa: RUF012 -- links and special files the kernel left
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if self.sandboxed:
             self.kernel_manager_class = SandboxKernelManager
+        self.store_widget_state = False  # a grade needs no widget state; a flood of it no room
 
-    # -- kernel failures --------------------------------------------------------------
+    # -- tests outside the kernel ----------------------------------------------------
     def preprocess(self, nb: NotebookNode, resources: Any = None,
                    km: Any = None) -> tuple[NotebookNode, Any]:
+        workdir = Path((resources or {}).get("metadata", {}).get("path") or ".")
+        before = files_of(workdir)
+        try:
+            return self._judged(nb, resources, km) if self.judged else self._execute(
+                nb, resources, km)
+        finally:
+            type(self).planted.extend(scrub(workdir, before))
+
+    def _judged(self, nb: NotebookNode, resources: Any,
+                km: Any) -> tuple[NotebookNode, Any]:
+        plan = judging.plan_notebook(nb)
+        committed = judging.committed_keys(Path(self.answers_path or os.devnull), plan.lab_id)
+        marker = f"@@labkit-answers-{secrets.token_hex(16)}@@"
+        for t in plan.tests:
+            nb.cells[t.index].source = ""  # the kernel never sees a test, hidden or not
+        nb.cells.append(new_code_cell(judging.export_source(plan.answer_names, marker)))
+        try:
+            result = self._execute(nb, resources, km)
+        finally:
+            export = nb.cells.pop()
+            for t in plan.tests:
+                nb.cells[t.index].source = t.source
+        answers = judging.parse_export(export.get("outputs", []), marker, plan.answer_names)
+        start = time.perf_counter()
+        for t, verdict in zip(plan.tests, judging.judge(plan, answers, committed), strict=True):
+            nb.cells[t.index].outputs = verdict.outputs()
+            nb.cells[t.index].execution_count = None
+        timings = type(self).timings
+        timings["judge"] = timings.get("judge", 0.0) + time.perf_counter() - start
+        return result
+
+    # -- kernel failures --------------------------------------------------------------
+    def _execute(self, nb: NotebookNode, resources: Any,
+                 km: Any) -> tuple[NotebookNode, Any]:
         self._skip: dict[int, str] = {}
         for attempt in range(self.max_kernel_failures + 1):
             self._current: int | None = None
             self._out_bytes: dict[int, int] = {}
+            self._nb_bytes = 0
+            self._nb_full = False
             for cell in nb.cells:
                 if cell.cell_type == "code":
                     cell.outputs, cell.execution_count = [], None
@@ -124,19 +216,42 @@ class GradingExecute(Execute):
         return super().preprocess_cell(cell, resources, index)
 
     # -- output flood -----------------------------------------------------------------
+    def _spend(self, cell_index: int, size: int) -> bool:
+        """Count ``size`` bytes of output against the cell's and the notebook's budgets;
+        False when either is spent (the output is then dropped)."""
+        used = self._out_bytes.get(cell_index, 0)
+        self._out_bytes[cell_index] = used + size
+        if used + size > self.max_output_bytes:
+            return False
+        if self._nb_bytes + size > self.max_notebook_output_bytes:
+            return False
+        self._nb_bytes += size
+        return True
+
     def output(self, outs: list[NotebookNode], msg: dict[str, Any], display_id: str | None,
                cell_index: int) -> NotebookNode | None:
         size = len(json.dumps(msg.get("content", {}), default=str))
         used = self._out_bytes.get(cell_index, 0)
-        self._out_bytes[cell_index] = used + size
-        if used + size <= self.max_output_bytes:
+        if self._spend(cell_index, size):
             return super().output(outs, msg, display_id, cell_index)
-        if used <= self.max_output_bytes:  # first overflow: say so once
-            note = new_output("stream", name="stdout",
-                              text=f"\n[output truncated by the grader after "
-                                   f"{self.max_output_bytes // 1024} KiB]\n")
-            outs.append(note)
+        if used <= self.max_output_bytes and not self._nb_full:  # first overflow: say so once
+            self._nb_full = self._nb_bytes + size > self.max_notebook_output_bytes
+            limit = (self.max_notebook_output_bytes if self._nb_full
+                     else self.max_output_bytes) // 1024
+            outs.append(new_output("stream", name="stdout",
+                                   text=f"\n[output truncated by the grader after {limit} KiB"
+                                        f"{' for the notebook' if self._nb_full else ''}]\n"))
         return None
+
+    def _update_display_id(self, display_id: str, msg: dict[str, Any]) -> None:
+        """An update rewrites every output shown with ``display_id``: each copy is charged
+        to its cell and the notebook, and an update past a budget is dropped."""
+        size = len(json.dumps(msg.get("content", {}), default=str))
+        targets = getattr(self, "_display_id_map", {}).get(display_id, {})
+        for cell_index, indices in targets.items():
+            if not self._spend(cell_index, size * len(indices)):
+                return
+        super()._update_display_id(display_id, msg)
 
 
 class TimedSaveAutoGrades(SaveAutoGrades):

@@ -22,9 +22,11 @@ import io
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import tarfile
@@ -132,8 +134,8 @@ class GradeReport:
                          f"{sum(o.flagged for o in items):>9}"
                          f"{sum(o.status == 'error' for o in items):>8}")
         if done:
-            keys = ("prepare", "kernel_start", "execute", "database", "nbgrader_other",
-                    "merge")
+            keys = ("prepare", "kernel_start", "execute", "judge", "database",
+                    "nbgrader_other", "merge")
             means = {k: sum(o.timings.get(k, 0.0) for o in done) / len(done) for k in keys}
             lines.append("mean time per submission: " + ", ".join(
                 f"{k.replace('_', ' ')} {v:.2f} s" for k, v in means.items()))
@@ -407,6 +409,36 @@ def _run_dask(scheduler: str, jobs: Sequence[_Job], options: GradeOptions,
 
 # -- merge --------------------------------------------------------------------------------
 
+# What of a job's autograded folder reaches the course: nbgrader's files, nothing a kernel
+# could have planted (the worker scrubs the folder after execution; this is the second lock).
+RESULT_FILES = re.compile(r"^([\w.-]+\.ipynb|timestamp\.txt|submission_secret\.txt|"
+                          r"labkit_answers\.json)$")
+MAX_RESULT_BYTES = 64 * 1024 * 1024
+
+
+def _copy_results(src: Path, dest: Path) -> list[str]:
+    """Copy the allow-listed regular files directly in ``src`` to ``dest``, each opened
+    with ``O_NOFOLLOW`` and checked to be a regular file of bounded size; links, FIFOs,
+    devices, folders and other names are left behind. Returns the names copied."""
+    copied: list[str] = []
+    if src.is_symlink() or not src.is_dir():
+        return copied
+    for name in sorted(os.listdir(src)):
+        if not RESULT_FILES.match(name):
+            continue
+        try:
+            fd = os.open(src / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue  # a link (ELOOP), gone, or unreadable
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_RESULT_BYTES:
+                continue
+            (dest / name).write_bytes(f.read(MAX_RESULT_BYTES + 1)[:MAX_RESULT_BYTES])
+        copied.append(name)
+    return copied
+
+
 def _install_autograded(root: Path, job: _Job, result: dict) -> None:
     """Replace ``autograded/<student>/<assignment>`` by the job's, in one rename."""
     src = job.folder / "course" / "autograded" / job.student / job.assignment
@@ -414,8 +446,11 @@ def _install_autograded(root: Path, job: _Job, result: dict) -> None:
     parent.mkdir(parents=True, exist_ok=True)
     target = parent / job.assignment
     staging = Path(tempfile.mkdtemp(prefix=f".{job.assignment}-", dir=parent))
-    if src.is_dir():
-        shutil.copytree(src, staging, dirs_exist_ok=True)
+    try:
+        _copy_results(src, staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     notes = {"status": result.get("status"), "findings": result.get("findings", []),
              "error": result.get("error", "")}
     (staging / NOTES_FILE).write_text(json.dumps(notes, indent=1))

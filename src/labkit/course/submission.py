@@ -13,7 +13,8 @@ the real one — each changes the score. Here the graded notebook is rebuilt fro
 * the student's own scratch cells (no nbgrader metadata) are kept where they were;
 * cells claiming unknown or duplicate grade ids are dropped;
 * of the files beside the notebook only ``labkit_answers.json`` (validated) and nbgrader's
-  ``timestamp.txt`` are kept.
+  ``timestamp.txt`` and ``submission_secret.txt`` (validated) are kept -- ``nbgrader
+  release_feedback`` names a student's released feedback by that secret.
 
 Every change is a :class:`Finding` with a message for the instructor and the student, so
 a submission "gets exactly the score its honest parts earn, and a clear reason".
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
+import stat
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -33,9 +36,12 @@ import nbformat
 
 ANSWERS_FILE = "labkit_answers.json"
 TIMESTAMP_FILE = "timestamp.txt"
+SECRET_FILE = "submission_secret.txt"  # written by `nbgrader submit` (secrets.token_hex(64))
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 MAX_ANSWERS_BYTES = 1024 * 1024
 MAX_TIMESTAMP_BYTES = 200
+MAX_SECRET_BYTES = 512
+_SECRET_RE = re.compile(rb"[A-Za-z0-9_-]{16,256}\r?\n?")  # a token, maybe one line end
 
 # Answer code that reaches into the grader: allowed to run, but flagged for a human.
 _GRADER_NAMES = re.compile(r"^(expect_[A-Za-z_]*|AssertionError|__builtins__|builtins)$")
@@ -357,7 +363,7 @@ def prepare(submitted_dir: Path, release_dir: Path, dest_dir: Path,
     dest_dir.mkdir(parents=True, exist_ok=True)
     findings: list[Finding] = []
     names = [f"{n}.ipynb" for n in notebooks]
-    wanted = {*names, ANSWERS_FILE, TIMESTAMP_FILE}
+    wanted = {*names, ANSWERS_FILE, TIMESTAMP_FILE, SECRET_FILE}
     ignored = []
     for path in sorted(submitted_dir.rglob("*")):
         rel = path.relative_to(submitted_dir).as_posix()
@@ -408,7 +414,41 @@ def prepare(submitted_dir: Path, release_dir: Path, dest_dir: Path,
             findings.append(Finding("timestamp-unreadable", f"{TIMESTAMP_FILE} is not a "
                                     "submission time: left out (no late penalty computed)",
                                     flag=True))
+    findings.extend(_keep_secret(submitted_dir / SECRET_FILE, dest_dir))
     return findings
+
+
+def _keep_secret(path: Path, dest_dir: Path) -> list[Finding]:
+    """Copy nbgrader's ``submission_secret.txt`` byte for byte (``release_feedback`` hashes
+    it as read) when it is a small regular file holding one ASCII token; else a finding.
+
+    Absent: nothing to say (not every submission comes through the exchange). A symlink
+    is never opened: it is already reported with the ignored files.
+    """
+    if path.is_symlink() or not os.path.lexists(path):
+        return []
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return [_secret_finding(f"it cannot be read ({exc.strerror})")]
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        raw = os.read(fd, MAX_SECRET_BYTES + 1) if regular else b""
+    finally:
+        os.close(fd)
+    if not regular:
+        return [_secret_finding("it is not a regular file")]
+    if len(raw) > MAX_SECRET_BYTES:
+        return [_secret_finding(f"it is over {MAX_SECRET_BYTES} bytes")]
+    if not _SECRET_RE.fullmatch(raw):
+        return [_secret_finding("it is not a plain ASCII token of 16 to 256 characters")]
+    (dest_dir / SECRET_FILE).write_bytes(raw)
+    return []
+
+
+def _secret_finding(why: str) -> Finding:
+    return Finding("secret-unreadable", f"{SECRET_FILE} was left out: {why}; `nbgrader "
+                   "release_feedback` cannot release this submission's feedback", flag=True)
 
 
 def _timestamp_ok(raw: bytes) -> bool:

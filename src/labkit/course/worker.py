@@ -31,7 +31,7 @@ import traceback
 from collections.abc import Mapping
 from pathlib import Path
 
-from labkit.course.submission import Finding, prepare
+from labkit.course.submission import ANSWERS_FILE, Finding, prepare
 
 RESULT = "result.json"
 
@@ -88,7 +88,7 @@ def run_job(job_dir: Path) -> dict:
     assignment, student = job["assignment"], job["student"]
     findings: list[Finding] = []
     result: dict = {"assignment": assignment, "student": student, "status": "error"}
-    GradingExecute.timings, GradingExecute.failures = {}, []
+    GradingExecute.timings, GradingExecute.failures, GradingExecute.planted = {}, [], []
     try:
         findings = _prepare_job(job_dir, job)
         t_prepared = time.perf_counter()
@@ -97,6 +97,12 @@ def run_job(job_dir: Path) -> dict:
         result.update(_read_results(db_url, job["course_id"], assignment, student))
         for failure in GradingExecute.failures:
             findings.append(Finding("kernel-failure", failure, flag=True))
+        if GradingExecute.planted:
+            shown = ", ".join(GradingExecute.planted[:5])
+            findings.append(Finding(
+                "planted-links", f"the kernel left {len(GradingExecute.planted)} links or "
+                f"special files in its folder ({shown}, ...): removed unread before nbgrader "
+                "saved the results", flag=True))
         result["status"] = "graded"
         result["timings"] = _timings(GradingExecute.timings, prepare=t_prepared - t0,
                                      nbgrader=t_graded - t_prepared)
@@ -113,7 +119,7 @@ def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
     """Lay out the job's nbgrader course (the canonical submission, the source files) and
     point the sandboxed kernel manager at the job's policy; return the submission's
     findings."""
-    from labkit.course.execution import SandboxKernelManager
+    from labkit.course.execution import GradingExecute, SandboxKernelManager
     from labkit.course.sandbox import NOBODY, Policy, default_hide, default_keep
 
     assignment, student = job["assignment"], job["student"]
@@ -134,6 +140,8 @@ def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
                     memory_bytes=job["memory_bytes"],
                     cpu_seconds=job["cpu_seconds"], isolate=job["isolate"])
     SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
+    # Completion credit is read from the answers as submitted, before any kernel runs.
+    GradingExecute.answers_path = str(submitted / ANSWERS_FILE)
     return findings
 
 
@@ -184,6 +192,7 @@ def _timings(phases: Mapping[str, float], *, prepare: float,
     timings["nbgrader_other"] = max(0.0, nbgrader
                                     - timings.get("kernel_start", 0.0)
                                     - timings.get("execute", 0.0)
+                                    - timings.get("judge", 0.0)
                                     - timings.get("database", 0.0))
     return timings
 

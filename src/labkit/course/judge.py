@@ -1,0 +1,431 @@
+"""Judge a notebook's test cells outside the student's kernel.
+
+Anything that runs in the student's kernel can be rewritten by an answer cell (a check
+function's code object, IPython hooks, ``sys.modules``, a float whose ``__mul__`` lies), so
+no verdict is computed there. The contract:
+
+* **The kernel runs the student's cells only.** :func:`plan_notebook` finds the test cells
+  (nbgrader ``grade`` code cells that are not answers); the executor blanks them before the
+  kernel starts, so hidden tests never reach the kernel, and appends one export cell.
+* **Answers leave the kernel as data.** The export cell (:func:`export_source`) prints the
+  graded variables as JSON between two random markers; :func:`parse_export` keeps only
+  exact JSON types (``type(x) is float`` ...), bounded in size and depth. Whatever the
+  kernel prints, it can only state its own answers.
+* **Tests run in a fresh trusted process** (``python -I -m labkit.course.judge``), which
+  never executes student code: each test cell's source (restored by nbgrader from the
+  gradebook), in a namespace of ``labkit.grading``'s checks, the exercise data (the
+  read-only cells' literals, evaluated with :func:`ast.literal_eval`), stand-ins for the
+  parts whose ``predict`` / ``checkpoint`` are committed when the submitted
+  ``labkit_answers.json`` (read before the kernel ran) holds an entry, and the exported
+  answers.
+* The :class:`Verdict` of each test becomes the test cell's only output (a pass line, or
+  an ``error`` with the check's message and no traceback through hidden code), so
+  nbgrader's ``SaveAutoGrades``, gradebook, formgrader and feedback work unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import io
+import json
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nbformat import NotebookNode
+
+MAX_EXPORT_BYTES = 64 * 1024   # all answers of one notebook, as JSON
+MAX_DEPTH = 6                  # nesting of lists/dicts in one answer
+MAX_INT = 10**18               # larger integers are not answers to these exercises
+TEST_SECONDS = 20              # one test cell in the judge
+JUDGE_SECONDS = 120            # the judge process for one notebook
+PART_NAMES = ("A", "B", "C", "D")
+_LAB_MODULE = re.compile(r"^from labkit\.labs\.(\w+) import Lab\b", re.M)
+JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
+
+
+# -- what a notebook asks of the judge ------------------------------------------------------
+@dataclass(frozen=True)
+class TestCell:
+    """One autograded test cell: its index in the notebook, grade id and trusted source."""
+
+    index: int
+    grade_id: str
+    source: str
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """Everything the judge needs from the (trusted) instructor cells of a notebook."""
+
+    tests: tuple[TestCell, ...]
+    data: dict[str, JSONValue]           # the read-only exercise numbers
+    answer_names: tuple[str, ...]        # what the tests read from the student's kernel
+    lab_id: str | None                   # for the answer-file keys of the parts
+    track_id: str | None
+
+
+def _nbgrader(cell: NotebookNode) -> Mapping[str, Any]:
+    md = cell.get("metadata", {}).get("nbgrader", {})
+    return md if isinstance(md, Mapping) else {}
+
+
+def is_test_cell(cell: NotebookNode) -> bool:
+    md = _nbgrader(cell)
+    return cell.cell_type == "code" and bool(md.get("grade")) and not md.get("solution")
+
+
+def literal_assignments(source: str) -> dict[str, JSONValue] | None:
+    """``NAME = <literal>`` statements of a cell as values, or None when the cell holds
+    anything else (it is then instructor code the judge does not run)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    out: dict[str, JSONValue] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)):
+            return None
+        try:
+            value = ast.literal_eval(node.value)
+        except ValueError:
+            return None
+        out[node.targets[0].id] = _json_ready(value)
+    return out
+
+
+def _json_ready(x: object) -> JSONValue:
+    if isinstance(x, tuple | list):
+        return [_json_ready(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): _json_ready(v) for k, v in x.items()}
+    if x is None or isinstance(x, bool | int | float | str):
+        return x
+    raise ValueError(f"not a JSON literal: {x!r}")
+
+
+def free_names(source: str) -> set[str]:
+    """Names a cell reads without defining them itself (imports, assignments, loops)."""
+    tree = ast.parse(source)
+    loads: set[str] = set()
+    stores: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else stores).add(node.id)
+        elif isinstance(node, ast.alias):
+            stores.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            stores.add(node.name)
+        elif isinstance(node, ast.arg):
+            stores.add(node.arg)
+    return loads - stores
+
+
+def grading_names() -> tuple[str, ...]:
+    """The checks a test cell may call without importing them (``labkit.grading``)."""
+    import labkit.grading as g
+
+    return tuple(n for n in dir(g) if n.startswith("expect_"))
+
+
+def plan_notebook(nb: NotebookNode) -> JudgePlan:
+    """Read the tests, data and lab identity from a notebook's instructor cells.
+
+    Call it on the notebook as nbgrader's ``OverwriteCells`` left it (test and locked cells
+    restored from the gradebook), before the kernel runs.
+    """
+    tests, data = [], {}
+    lab_id = track_id = None
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        md = _nbgrader(cell)
+        if is_test_cell(cell):
+            tests.append(TestCell(i, str(md.get("grade_id", f"cell-{i}")), cell.source))
+        elif md.get("locked") and not md.get("solution"):
+            values = literal_assignments(cell.source)
+            if values is not None:
+                data.update(values)
+            elif lab_id is None and (m := _LAB_MODULE.search(cell.source)):
+                lab_id, track_id = _lab_identity(m.group(1), cell.source)
+    known = set(data) | set(grading_names()) | set(PART_NAMES) | set(dir(builtins)) | {"lab"}
+    wanted: set[str] = set()
+    for t in tests:
+        with contextlib.suppress(SyntaxError):
+            wanted |= free_names(t.source) - known
+    return JudgePlan(tuple(tests), data, tuple(sorted(wanted)), lab_id, track_id)
+
+
+def _lab_identity(module: str, setup_source: str) -> tuple[str | None, str | None]:
+    from labkit.labs.registry import LABS
+
+    lab = next((lab_id for lab_id in LABS if LABS[lab_id].module == module), None)
+    track = None
+    with contextlib.suppress(SyntaxError):
+        for node in ast.parse(setup_source).body:
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name) and node.targets[0].id == "TRACK"
+                    and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str)):
+                track = node.value.value
+    return lab, track
+
+
+# -- answers out of the kernel ------------------------------------------------------------
+_EXPORT = '''\
+def __labkit_export(names, marker, limit):
+    import json
+    def conv(x, depth):
+        if depth > {depth}:
+            raise ValueError("nested too deeply")
+        if x is None or isinstance(x, (bool, int, float, str)):
+            return x
+        if type(x).__module__ == "numpy" and getattr(x, "ndim", None) == 0:
+            return conv(x.item(), depth + 1)
+        if isinstance(x, (list, tuple)):
+            return [conv(v, depth + 1) for v in x]
+        if isinstance(x, dict):
+            return {{str(k): conv(v, depth + 1) for k, v in x.items()}}
+        raise TypeError(type(x).__name__ + " is not a number, string, list or dict")
+    out = {{}}
+    for name in names:
+        if name in globals():
+            try:
+                out[name] = {{"value": conv(globals()[name], 0)}}
+            except Exception as exc:
+                out[name] = {{"unusable": (type(exc).__name__ + ": " + str(exc))[:200]}}
+    text = json.dumps(out)
+    if len(text) > limit:
+        text = json.dumps({{"__too_large__": len(text)}})
+    print(marker + text + marker)
+__labkit_export({names!r}, {marker!r}, {limit})
+del __labkit_export
+'''
+
+
+def export_source(names: Sequence[str], marker: str) -> str:
+    """The code of the export cell the executor appends to the kernel's notebook."""
+    return _EXPORT.format(depth=MAX_DEPTH, names=list(names), marker=marker,
+                          limit=MAX_EXPORT_BYTES)
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """An answer that did not leave the kernel as plain data; a check reports ``reason``."""
+
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"<unusable: {self.reason}>"
+
+
+def _checked(x: object, depth: int = 0) -> JSONValue:
+    """``x`` if it is made only of exact JSON types within the limits; else ValueError."""
+    if depth > MAX_DEPTH:
+        raise ValueError("nested too deeply")
+    if x is None:
+        return None
+    if isinstance(x, bool | str | float | int) and type(x) in (bool, str, float, int):
+        if type(x) is int and abs(x) > MAX_INT:
+            raise ValueError("an integer beyond 10^18")
+        return x
+    if isinstance(x, list) and type(x) is list:
+        return [_checked(v, depth + 1) for v in x]
+    if isinstance(x, dict) and type(x) is dict:
+        return {str(k): _checked(v, depth + 1) for k, v in x.items()}
+    raise ValueError(f"a {type(x).__name__}")
+
+
+def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
+                 names: Sequence[str]) -> dict[str, JSONValue | Unusable]:
+    """The answers the export cell printed: only ``names``, only exact JSON values;
+    anything else becomes an :class:`Unusable` with its reason. Missing names are absent."""
+    text = "".join(str(o.get("text", "")) for o in outputs
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    start, end = text.find(marker), text.rfind(marker)
+    if start < 0 or end <= start:
+        return {}
+    body = text[start + len(marker):end]
+    if len(body) > MAX_EXPORT_BYTES + 64:
+        return {n: Unusable("the answers were too large to grade") for n in names}
+    try:
+        raw = json.loads(body)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    if "__too_large__" in raw:
+        return {n: Unusable("the answers were too large to grade") for n in names}
+    out: dict[str, JSONValue | Unusable] = {}
+    for name in names:
+        item = raw.get(name)
+        if not isinstance(item, dict):
+            continue
+        if "value" in item:
+            try:
+                out[name] = _checked(item["value"])
+            except (ValueError, RecursionError) as exc:
+                out[name] = Unusable(str(exc))
+        else:
+            out[name] = Unusable(str(item.get("unusable", "not plain data"))[:200])
+    return out
+
+
+def committed_keys(answers_file: Path, lab_id: str | None) -> list[str]:
+    """Keys of ``lab_id`` with a recorded answer in a submitted ``labkit_answers.json``
+    (already validated by :mod:`labkit.course.submission`); [] when there is none."""
+    if lab_id is None or not answers_file.is_file() or answers_file.is_symlink():
+        return []
+    from labkit.core.answers import AnswerStore
+
+    try:
+        return sorted({e.key for e in AnswerStore(answers_file).entries(lab_id)})
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError):
+        return []
+
+
+# -- verdicts -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    """What one test cell found: ``passed``, its printed text, or the failure shown."""
+
+    grade_id: str
+    passed: bool
+    text: str = ""
+    ename: str = ""
+    evalue: str = ""
+
+    def outputs(self) -> list[NotebookNode]:
+        """The test cell's outputs in the autograded notebook (what nbgrader scores)."""
+        from nbformat.v4 import new_output
+
+        if self.passed:
+            return [new_output("stream", name="stdout", text=self.text or "Passed.\n")]
+        return [new_output("error", ename=self.ename, evalue=self.evalue,
+                           traceback=[f"{self.ename}: {self.evalue}"])]
+
+
+@dataclass(frozen=True)
+class _Committed:
+    committed: bool
+
+
+@dataclass(frozen=True)
+class _PartAnswers:
+    predict: _Committed
+    checkpoint: _Committed
+
+
+def _parts(track_id: str | None, keys: set[str]) -> dict[str, _PartAnswers]:
+    return {p: _PartAnswers(_Committed(f"{track_id}.{p}.prediction" in keys),
+                            _Committed(f"{track_id}.{p}.checkpoint" in keys))
+            for p in PART_NAMES}
+
+
+def _fail_message(exc: BaseException, answer_names: Sequence[str]) -> tuple[str, str]:
+    if isinstance(exc, AssertionError):
+        return "AssertionError", str(exc) or "a check of your answer failed"
+    if isinstance(exc, NameError) and getattr(exc, "name", None) in answer_names:
+        return "NameError", (f"`{exc.name}` was not defined when your notebook finished "
+                             "running: run the exercise cell that sets it")
+    if isinstance(exc, TimeoutError):
+        return "TimeoutError", "checking this answer took too long"
+    return type(exc).__name__, ("the grader could not check your answer with this test "
+                                f"({type(exc).__name__}); compare its type and form with "
+                                "the exercise statement")
+
+
+@dataclass
+class _Request:
+    tests: list[dict[str, Any]]
+    data: dict[str, Any]
+    answers: dict[str, Any]
+    unusable: dict[str, str] = field(default_factory=dict)
+    committed: list[str] = field(default_factory=list)
+    track_id: str | None = None
+    answer_names: list[str] = field(default_factory=list)
+
+
+def _alarm(_signum: int, _frame: object) -> None:
+    raise TimeoutError
+
+
+def _run_tests(req: _Request) -> list[Verdict]:
+    """Run each test in a namespace of its own (a test cannot change another's data)."""
+    import copy
+
+    import labkit.grading as grading
+
+    checks = {n: getattr(grading, n) for n in grading_names()}
+    parts = _parts(req.track_id, set(req.committed))
+    answers: dict[str, Any] = dict(req.answers)
+    answers.update({k: Unusable(v) for k, v in req.unusable.items()})
+    names = tuple(req.answer_names)
+    verdicts = []
+    signal.signal(signal.SIGALRM, _alarm)
+    for t in req.tests:
+        ns: dict[str, Any] = {"__builtins__": builtins, "__name__": "__labkit_test__",
+                              **checks, **copy.deepcopy(req.data), **parts,
+                              **copy.deepcopy(answers)}
+        out = io.StringIO()
+        signal.alarm(TEST_SECONDS)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                exec(compile(t["source"], f"<test {t['grade_id']}>", "exec"), ns)
+        except BaseException as exc:  # every failure, even SystemExit, is a verdict
+            ename, evalue = _fail_message(exc, names)
+            verdicts.append(Verdict(t["grade_id"], False, ename=ename, evalue=evalue))
+        else:
+            verdicts.append(Verdict(t["grade_id"], True, text=out.getvalue()[:4000]))
+        finally:
+            signal.alarm(0)
+    return verdicts
+
+
+def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
+          committed: Sequence[str], *, timeout: float = JUDGE_SECONDS) -> list[Verdict]:
+    """Run ``plan``'s tests in a fresh ``python -I -m labkit.course.judge`` process."""
+    if not plan.tests:
+        return []
+    req = {
+        "tests": [{"grade_id": t.grade_id, "source": t.source} for t in plan.tests],
+        "data": plan.data,
+        "answers": {k: v for k, v in answers.items() if not isinstance(v, Unusable)},
+        "unusable": {k: v.reason for k, v in answers.items() if isinstance(v, Unusable)},
+        "committed": list(committed), "track_id": plan.track_id,
+        "answer_names": list(plan.answer_names),
+    }
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-m", "labkit.course.judge"],
+                              input=json.dumps(req), capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        rows = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except (subprocess.TimeoutExpired, ValueError):
+        rows = None
+    if not isinstance(rows, list):
+        why = "the grader's test process failed; ask your instructor to re-grade"
+        return [Verdict(t.grade_id, False, ename="GradingError", evalue=why)
+                for t in plan.tests]
+    return [Verdict(**r) for r in rows]
+
+
+def main() -> None:
+    """``python -I -m labkit.course.judge``: a request on stdin, verdicts on stdout."""
+    raw = json.loads(sys.stdin.read())
+    req = _Request(**raw)
+    for v in req.answers.values():
+        _checked(v)  # the parent sent only checked values; refuse anything else
+    verdicts = _run_tests(req)
+    sys.stdout.write(json.dumps([asdict(v) for v in verdicts]))
+
+
+if __name__ == "__main__":
+    main()

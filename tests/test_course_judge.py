@@ -1,0 +1,127 @@
+"""The judge: tests run outside the student's kernel, on answers exported as plain data."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+
+from course_helpers import notebook_path
+from labkit.course import judge as j
+from labkit.labs.registry import LABS
+from labkit.tracks import TRACKS
+
+NOTEBOOKS = [(lab, t) for lab in LABS for t in TRACKS]
+EXERCISE_NAMES = {"lab1": {"answer_A", "answer_B", "answer_C", "release_D"},
+                  "lab2": {"answer_A", "answer_B", "answer_C", "design_D"}}
+
+
+def _source(lab: str, track: str) -> nbformat.NotebookNode:
+    return nbformat.read(notebook_path("source", lab, track), as_version=4)
+
+
+def _solution_answers(nb: nbformat.NotebookNode, plan: j.JudgePlan) -> dict:
+    """Run the instructor's data and solution cells (trusted here) for the answers."""
+    ns: dict = {}
+    for cell in nb.cells:
+        md = cell.metadata.get("nbgrader", {})
+        gid = md.get("grade_id", "")
+        if cell.cell_type == "code" and (gid.endswith("-exercise-data")
+                                         or gid.endswith("-exercise")):
+            exec(re.sub(r"(?m)^### (BEGIN|END) SOLUTION$", "", cell.source), ns)
+    return {n: json.loads(json.dumps(ns[n])) for n in plan.answer_names}
+
+
+def _hidden_lines(nb: nbformat.NotebookNode) -> list[str]:
+    out = []
+    for cell in nb.cells:
+        m = re.search(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", cell.source, re.S)
+        if m:
+            out += [ln.strip() for ln in m.group(1).splitlines() if len(ln.strip()) > 12]
+    return out
+
+
+@pytest.mark.parametrize(("lab", "track"), NOTEBOOKS)
+def test_plan_finds_every_test_the_data_and_exactly_the_answers(lab, track):
+    plan = j.plan_notebook(_source(lab, track))
+    assert (plan.lab_id, plan.track_id) == (lab, track)
+    assert len(plan.tests) == 12  # per part: prediction, checkpoint, exercise
+    assert set(plan.answer_names) == EXERCISE_NAMES[lab]  # nothing else left unresolved
+    assert plan.data and all(k.isupper() for k in plan.data)
+
+
+@pytest.mark.parametrize(("lab", "track"), NOTEBOOKS)
+def test_solution_passes_blank_fails_and_no_verdict_quotes_a_hidden_line(lab, track):
+    nb = _source(lab, track)
+    plan = j.plan_notebook(nb)
+    keys = [f"{track}.{p}.{k}" for p in "ABCD" for k in ("prediction", "checkpoint")]
+    good = j.judge(plan, _solution_answers(nb, plan), keys)
+    assert [v.passed for v in good] == [True] * 12, [v.evalue for v in good if not v.passed]
+    blank = j.judge(plan, {n: None for n in plan.answer_names}, [])
+    assert not any(v.passed for v in blank)
+    shown = " ".join(v.text + v.evalue for v in good + blank)
+    for line in _hidden_lines(nb):
+        assert line not in shown
+
+
+def test_completion_credit_counts_only_the_parts_in_the_answers_file():
+    plan = j.plan_notebook(_source("lab1", "cloud_fleet"))
+    verdicts = {v.grade_id: v for v in j.judge(plan, {}, ["cloud_fleet.B.prediction"])}
+    assert verdicts["lab1-b-predict-done"].passed
+    assert not verdicts["lab1-a-predict-done"].passed
+    assert not verdicts["lab1-b-checkpoint-done"].passed
+    missing = verdicts["lab1-a-exercise-check"]
+    assert missing.ename == "NameError" and "answer_A" in missing.evalue
+
+
+class _Liar(float):
+    def __mul__(self, other):
+        return 0.0
+
+    def __float__(self):
+        return 42.0
+
+
+def _export(ns: dict, names: list[str]) -> dict:
+    """Run the export cell's code in ``ns`` (standing in for the kernel), parse its text."""
+    import contextlib
+    import io
+
+    marker = "@@m@@"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(j.export_source(names, marker), ns)
+    return j.parse_export([{"output_type": "stream", "name": "stdout",
+                            "text": out.getvalue()}], marker, names)
+
+
+def test_answers_leave_the_kernel_as_exact_plain_values():
+    import numpy as np
+
+    got = _export({"a": _Liar(3.5), "b": np.float64(2.0), "c": (1, "x"), "d": {"k": True},
+                   "e": object()}, ["a", "b", "c", "d", "e", "f"])
+    assert got["a"] == 3.5 and type(got["a"]) is float  # the subclass's methods stay behind
+    assert type(got["b"]) is float and got["c"] == [1, "x"] and got["d"] == {"k": True}
+    assert isinstance(got["e"], j.Unusable) and "f" not in got
+
+
+def test_parse_export_refuses_what_is_not_plain_data():
+    def parse(text: str) -> dict:
+        return j.parse_export([{"output_type": "stream", "name": "stdout", "text": text}],
+                              "@@", ["x"])
+
+    assert parse("no markers") == {}
+    assert parse('@@{"x": {"value": 10000000000000000000000}}@@')["x"].reason
+    assert parse('@@{"x": {"value": [[[[[[[[1]]]]]]]]}}@@')["x"].reason == "nested too deeply"
+    assert parse('@@{"x": {"value": 1.5}}@@') == {"x": 1.5}
+    assert parse('@@{"x": {"value": 1.5}}@@ forged later @@{"x": {"value": 9}}@@') == {}
+    too_big = '@@{"x": {"value": "' + "a" * (j.MAX_EXPORT_BYTES + 100) + '"}}@@'
+    assert isinstance(parse(too_big)["x"], j.Unusable)
+
+
+def test_literal_assignments_accept_only_literals():
+    assert j.literal_assignments("A = 1  # c\nB = (1, 'x')\n") == {"A": 1, "B": [1, "x"]}
+    assert j.literal_assignments("A = f()") is None
+    assert j.literal_assignments("import os") is None

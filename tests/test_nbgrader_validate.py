@@ -1,0 +1,104 @@
+"""``nbgrader validate`` -- the check behind JupyterLab's Validate button -- on every
+assignment, with the real CLI and no course configuration (the command runs in a
+temporary folder, as a student's would).
+
+Per assignment one ``nbgrader validate`` run checks three copies of the notebook:
+
+* ``solution/``: the instructor's source notebook (hidden tests included) passes;
+* ``solved/``: the release notebook answered like a student (solutions typed in, every
+  prediction committed through the widget's store) passes -- this is the case that crashed
+  with "partial credit cannot be greater than maximum points" while the visible checks
+  returned a float;
+* ``blank/``: the blank release fails every grade cell, and nothing crashes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_helpers import BIN, LABS, TRACKS, kernel_env, nbgrader_meta, notebook_path
+from labkit.core.answers import AnswerStore
+
+# nbgrader 0.9.6's own words (nbgrader/validator.py: _print_num_failed, failed_warning and
+# the log line of Validator.validate)
+SUCCESS = "Success! Your notebook passes all the tests."
+FAILED = re.compile(r"VALIDATION FAILED ON (\d+) CELL\(S\)!")
+VALIDATING = re.compile(r"^\[ValidateApp \| INFO\] Validating '(.+)'$", re.MULTILINE)
+CRASH_SIGNS = ("partial credit", "fatal error", "[ValidateApp | ERROR]",
+               "[ValidateApp | CRITICAL]", "THE CONTENTS OF")
+KINDS = ("solution", "solved", "blank")
+
+
+def _answer_like_a_student(lab: str, track: str, folder: Path) -> None:
+    """Type the source's solution into every answer cell (exercises and memo) of the
+    release copy in ``folder``, and commit every prediction and checkpoint."""
+    path = folder / LABS[lab].notebook
+    nb = nbformat.read(path, as_version=4)
+    source = nbformat.read(notebook_path("source", lab, track), as_version=4)
+    solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
+                 if nbgrader_meta(c).get("solution")}
+    for cell in nb.cells:
+        gid = nbgrader_meta(cell).get("grade_id", "")
+        if nbgrader_meta(cell).get("solution") and not gid.endswith(("-predict",
+                                                                     "-checkpoint")):
+            cell.source = re.sub(r"### (BEGIN|END) SOLUTION\n?", "", solutions[gid])
+    nbformat.write(nb, path)
+    answered = LABS[lab].lab(track, store=AnswerStore(folder / "labkit_answers.json"))
+    for part in "ABCD":
+        p = answered.part(part)
+        p.predict.commit(p.predict.options[-1])
+        p.checkpoint.commit(p.checkpoint.options[0])
+
+
+def _validate(cwd: Path, notebooks: list[Path]) -> dict[Path, str]:
+    """Run ``nbgrader validate`` on ``notebooks`` from ``cwd``; its output per notebook."""
+    env = kernel_env(cwd) | {"PYTHONUNBUFFERED": "1"}  # keep stdout and the log in order
+    proc = subprocess.run([str(BIN / "nbgrader"), "validate", *map(str, notebooks)],
+                          cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    marks = list(VALIDATING.finditer(proc.stdout))
+    assert len(marks) == len(notebooks), proc.stdout[-3000:]
+    ends = [m.start() for m in marks[1:]] + [len(proc.stdout)]
+    return {Path(m.group(1)).resolve(): proc.stdout[m.end():end]
+            for m, end in zip(marks, ends, strict=True)}
+
+
+def _repo_state(lab: str, track: str) -> list[tuple[str, bytes]]:
+    return [(str(p), p.read_bytes()) for kind in ("source", "release")
+            for p in sorted(notebook_path(kind, lab, track).parent.iterdir())]
+
+
+@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("lab", LABS)
+def test_validate_passes_solutions_and_fails_the_blank_release(lab, track, tmp_path):
+    before = _repo_state(lab, track)
+    name = LABS[lab].notebook
+    copies = {kind: tmp_path / kind / name for kind in KINDS}
+    for kind, path in copies.items():
+        path.parent.mkdir()
+        shutil.copy(notebook_path("source" if kind == "solution" else "release", lab, track),
+                    path)
+    _answer_like_a_student(lab, track, copies["solved"].parent)
+
+    out = _validate(tmp_path, list(copies.values()))
+    report = {kind: out[path.resolve()] for kind, path in copies.items()}
+
+    for kind, text in report.items():
+        assert not [s for s in CRASH_SIGNS if s in text], f"{kind}:\n{text[-3000:]}"
+    for kind in ("solution", "solved"):
+        assert SUCCESS in report[kind] and not FAILED.search(report[kind]), (
+            f"{kind}:\n{report[kind][-3000:]}")
+    graded = [c for c in nbformat.read(copies["blank"], as_version=4).cells
+              if nbgrader_meta(c).get("grade")]
+    failed = FAILED.search(report["blank"])
+    assert failed and int(failed.group(1)) == len(graded), report["blank"][:2000]
+    assert SUCCESS not in report["blank"]
+    assert (copies["solution"].parent / "labkit_answers.json").is_file()  # the widgets wrote
+    assert _repo_state(lab, track) == before
