@@ -22,12 +22,16 @@ from labkit.course.grade import GradeError, GradeOptions, _lock, grade, read_jou
 FIXTURES = ROOT / "autograder" / "fixtures" / "lab1"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
 LAB1 = [f"lab1_{t}" for t in TRACKS]
+FIXTURES2 = ROOT / "autograder" / "fixtures" / "lab2"
+EXPECTED2 = json.loads((FIXTURES2 / "expected.json").read_text())
+LAB2 = sorted({key.split("/")[1] for key in EXPECTED2})
 
 
-def _course(tmp: Path, assignments: list[str], students: list[str] | None = None) -> str:
+def _course(tmp: Path, assignments: list[str], students: list[str] | None = None,
+            fixtures: Path = FIXTURES) -> str:
     """A fresh course with ``assignments`` generated and fixture submissions collected."""
     db_url = demo.new_course(ROOT, tmp, assignments)
-    for folder in sorted((FIXTURES / "submitted").iterdir()):
+    for folder in sorted((fixtures / "submitted").iterdir()):
         if students is not None and folder.name not in students:
             continue
         for assignment in assignments:
@@ -63,14 +67,31 @@ def graded(tmp_path_factory):
     return tmp, db_url, report
 
 
+@pytest.fixture(scope="module")
+def graded2(tmp_path_factory):
+    """The Lab 2 fixtures (attacks on the verdict, on one track) graded in parallel."""
+    tmp = tmp_path_factory.mktemp("fixture-course-lab2")
+    db_url = _course(tmp, LAB2, fixtures=FIXTURES2)
+    report = grade(tmp, LAB2, db_url=db_url,
+                   options=GradeOptions(workers=2, cell_timeout=10, progress=False))
+    return tmp, db_url, report
+
+
 def test_every_fixture_gets_its_expected_score_reason_and_flag(graded):
-    root, db_url, report = graded
+    _check_expected(*graded, EXPECTED)
+
+
+def test_every_lab2_fixture_gets_its_expected_score_reason_and_flag(graded2):
+    _check_expected(*graded2, EXPECTED2)
+
+
+def _check_expected(root: Path, db_url: str, report, expected: dict) -> None:
     assert not report.errors, report.summary()
     outcomes = {f"{o.student}/{o.assignment}": o for o in report.outcomes}
-    assert set(outcomes) == set(EXPECTED)
+    assert set(outcomes) == set(expected)
     in_gradebook = _gradebook_scores(db_url)
-    assert set(in_gradebook) == set(EXPECTED)
-    for key, want in EXPECTED.items():
+    assert set(in_gradebook) == set(expected)
+    for key, want in expected.items():
         got, gb = outcomes[key], in_gradebook[key]
         assert got.status == "graded", key
         assert (got.score, got.max_score) == (want["score"], want["max"]), key
@@ -79,7 +100,7 @@ def test_every_fixture_gets_its_expected_score_reason_and_flag(graded):
         assert gb["flagged"] == got.flagged == want["flagged"], key
         notes = json.loads((root / "autograded" / key / "labkit_grading.json").read_text())
         assert {f["code"] for f in notes["findings"]} == set(got.findings)
-    honest = [k for k in EXPECTED if k.split("/")[0] in demo.HONEST]
+    honest = [k for k in expected if k.split("/")[0] in demo.HONEST]
     assert all(not outcomes[k].findings for k in honest), "honest work must raise nothing"
 
 

@@ -458,18 +458,40 @@ def expected(spec: Hostile, points: dict[str, float]) -> float:
     return sum(v for k, v in points.items() if k not in spec.loses)
 
 
+@dataclass(frozen=True)
+class FixturePlan:
+    """Which fixtures a lab gets: honest ones for ``honest_tracks`` (None: every track),
+    the hostile set (or only the ``hostile`` names) on ``hostile_track``."""
+
+    hostile_track: str = "cloud_fleet"
+    honest_tracks: tuple[str, ...] | None = None
+    hostile: tuple[str, ...] | None = None
+
+
+# Lab 1 gets everything; Lab 2 the attacks on the verdict and the kernel's folder (the box
+# itself is the same code for both labs), on one track, to keep the suite's grading short.
+FIXTURE_PLANS = {
+    "lab1": FixturePlan(),
+    "lab2": FixturePlan("iphone", ("iphone",), (
+        "code_swap", "input_transformer", "post_run_hook", "displayhook_result",
+        "float_subclass", "forged_widgets", "module_alias", "planted_links",
+        "display_flood", "patch_grader", "edited_test")),
+}
+
+
 def write_fixture_set(root: Path, dest: Path, lab_id: str = "lab1",
-                      hostile_track: str = "cloud_fleet") -> dict[str, dict[str, Any]]:
-    """Write honest submissions for every track and the hostile set for one track.
+                      plan: FixturePlan | None = None) -> dict[str, dict[str, Any]]:
+    """Write honest submissions and hostile ones for ``lab_id`` as its plan says.
 
     Layout is nbgrader's ``submitted/<student>/<assignment>/``; ``expected.json`` maps
     ``<student>/<assignment>`` to the expected score, max, findings and reason.
     """
+    plan = plan or FIXTURE_PLANS.get(lab_id, FixturePlan())
     if dest.exists():
         shutil.rmtree(dest)
     expectations: dict[str, dict[str, Any]] = {}
     tracks = sorted(p.name.split("_", 1)[1] for p in (root / "release").glob(f"{lab_id}_*"))
-    for track in tracks:
+    for track in tracks if plan.honest_tracks is None else plan.honest_tracks:
         assignment = f"{lab_id}_{track}"
         points = grade_cells(root, assignment)
         for kind in HONEST:
@@ -477,9 +499,11 @@ def write_fixture_set(root: Path, dest: Path, lab_id: str = "lab1",
             expectations[f"{kind}/{assignment}"] = {
                 "score": expected_honest(kind, points), "max": sum(points.values()),
                 "findings": [], "flagged": False, "reason": f"honest {kind} submission"}
-    assignment = f"{lab_id}_{hostile_track}"
+    assignment = f"{lab_id}_{plan.hostile_track}"
     points = grade_cells(root, assignment)
     for spec in hostile_set(lab_id):
+        if plan.hostile is not None and spec.name not in plan.hostile:
+            continue
         write_hostile(spec, root, assignment, dest / "submitted" / spec.name / assignment)
         expectations[f"{spec.name}/{assignment}"] = {
             "score": expected(spec, points), "max": sum(points.values()),
