@@ -211,13 +211,13 @@ def test_a_submission_past_its_time_limit_fails_alone(tmp_path):
     db_url = _course(tmp_path, ["lab1_cloud_fleet"], students=["full", "infinite_loop"])
     start = time.perf_counter()
     report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
-                   options=GradeOptions(workers=2, cell_timeout=120, job_timeout=15,
+                   options=GradeOptions(workers=2, cell_timeout=120, job_timeout=30,
                                         progress=False))
-    assert time.perf_counter() - start < 60
+    assert time.perf_counter() - start < 90
     outcome = {o.student: o for o in report.outcomes}
     assert outcome["full"].status == "graded" and outcome["full"].score == 17
     assert outcome["infinite_loop"].status == "error"
-    assert "15 s limit" in outcome["infinite_loop"].error
+    assert "30 s limit" in outcome["infinite_loop"].error
     with Gradebook(db_url, "labkit") as gb:
         assert [s.student.id for s in gb.find_assignment("lab1_cloud_fleet").submissions] == [
             "full"]

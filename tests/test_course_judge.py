@@ -49,7 +49,7 @@ def test_plan_finds_every_test_the_data_and_exactly_the_answers(lab, track):
     assert (plan.lab_id, plan.track_id) == (lab, track)
     assert len(plan.tests) == 12  # per part: prediction, checkpoint, exercise
     assert set(plan.answer_names) == EXERCISE_NAMES[lab]  # nothing else left unresolved
-    assert plan.data and all(k.isupper() for k in plan.data)
+    assert plan.data_names and all(k.isupper() for k in plan.data_names)
 
 
 @pytest.mark.parametrize(("lab", "track"), NOTEBOOKS)
@@ -122,6 +122,6 @@ def test_parse_export_refuses_what_is_not_plain_data():
 
 
 def test_literal_assignments_accept_only_literals():
-    assert j.literal_assignments("A = 1  # c\nB = (1, 'x')\n") == {"A": 1, "B": [1, "x"]}
+    assert j.literal_assignments("A = 1  # c\nB = (1, 'x')\n") == {"A": 1, "B": (1, "x")}
     assert j.literal_assignments("A = f()") is None
     assert j.literal_assignments("import os") is None

@@ -2,9 +2,9 @@
 assignment, with the real CLI and no course configuration (the command runs in a
 temporary folder, as a student's would).
 
-Per assignment one ``nbgrader validate`` run checks three copies of the notebook:
+Per assignment one ``nbgrader validate`` run checks two copies of the notebook (the
+instructor's source, hidden tests included, runs in tests/test_notebooks.py):
 
-* ``solution/``: the instructor's source notebook (hidden tests included) passes;
 * ``solved/``: the release notebook answered like a student (solutions typed in, every
   prediction committed through the widget's store) passes -- this is the case that crashed
   with "partial credit cannot be greater than maximum points" while the visible checks
@@ -32,7 +32,7 @@ FAILED = re.compile(r"VALIDATION FAILED ON (\d+) CELL\(S\)!")
 VALIDATING = re.compile(r"^\[ValidateApp \| INFO\] Validating '(.+)'$", re.MULTILINE)
 CRASH_SIGNS = ("partial credit", "fatal error", "[ValidateApp | ERROR]",
                "[ValidateApp | CRITICAL]", "THE CONTENTS OF")
-KINDS = ("solution", "solved", "blank")
+KINDS = ("solved", "blank")
 
 
 def _answer_like_a_student(lab: str, track: str, folder: Path) -> None:
@@ -81,10 +81,9 @@ def test_validate_passes_solutions_and_fails_the_blank_release(lab, track, tmp_p
     before = _repo_state(lab, track)
     name = LABS[lab].notebook
     copies = {kind: tmp_path / kind / name for kind in KINDS}
-    for kind, path in copies.items():
+    for path in copies.values():
         path.parent.mkdir()
-        shutil.copy(notebook_path("source" if kind == "solution" else "release", lab, track),
-                    path)
+        shutil.copy(notebook_path("release", lab, track), path)
     _answer_like_a_student(lab, track, copies["solved"].parent)
 
     out = _validate(tmp_path, list(copies.values()))
@@ -92,13 +91,12 @@ def test_validate_passes_solutions_and_fails_the_blank_release(lab, track, tmp_p
 
     for kind, text in report.items():
         assert not [s for s in CRASH_SIGNS if s in text], f"{kind}:\n{text[-3000:]}"
-    for kind in ("solution", "solved"):
-        assert SUCCESS in report[kind] and not FAILED.search(report[kind]), (
-            f"{kind}:\n{report[kind][-3000:]}")
+    assert SUCCESS in report["solved"] and not FAILED.search(report["solved"]), (
+        report["solved"][-3000:])
     graded = [c for c in nbformat.read(copies["blank"], as_version=4).cells
               if nbgrader_meta(c).get("grade")]
     failed = FAILED.search(report["blank"])
     assert failed and int(failed.group(1)) == len(graded), report["blank"][:2000]
     assert SUCCESS not in report["blank"]
-    assert (copies["solution"].parent / "labkit_answers.json").is_file()  # the widgets wrote
+    assert (copies["solved"].parent / "labkit_answers.json").is_file()
     assert _repo_state(lab, track) == before

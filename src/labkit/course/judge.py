@@ -66,7 +66,8 @@ class JudgePlan:
     """Everything the judge needs from the (trusted) instructor cells of a notebook."""
 
     tests: tuple[TestCell, ...]
-    data: dict[str, JSONValue]           # the read-only exercise numbers
+    data_sources: tuple[str, ...]        # the read-only cells of literals, in order
+    data_names: tuple[str, ...]          # the names they define
     answer_names: tuple[str, ...]        # what the tests read from the student's kernel
     lab_id: str | None                   # for the answer-file keys of the parts
     track_id: str | None
@@ -82,34 +83,23 @@ def is_test_cell(cell: NotebookNode) -> bool:
     return cell.cell_type == "code" and bool(md.get("grade")) and not md.get("solution")
 
 
-def literal_assignments(source: str) -> dict[str, JSONValue] | None:
-    """``NAME = <literal>`` statements of a cell as values, or None when the cell holds
-    anything else (it is then instructor code the judge does not run)."""
+def literal_assignments(source: str) -> dict[str, object] | None:
+    """``NAME = <literal>`` statements of a cell as values (tuples stay tuples), or None
+    when the cell holds anything else (it is then instructor code the judge does not run)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    out: dict[str, JSONValue] = {}
+    out: dict[str, object] = {}
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1
                 and isinstance(node.targets[0], ast.Name)):
             return None
         try:
-            value = ast.literal_eval(node.value)
-        except ValueError:
+            out[node.targets[0].id] = ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
-        out[node.targets[0].id] = _json_ready(value)
     return out
-
-
-def _json_ready(x: object) -> JSONValue:
-    if isinstance(x, tuple | list):
-        return [_json_ready(v) for v in x]
-    if isinstance(x, dict):
-        return {str(k): _json_ready(v) for k, v in x.items()}
-    if x is None or isinstance(x, bool | int | float | str):
-        return x
-    raise ValueError(f"not a JSON literal: {x!r}")
 
 
 def free_names(source: str) -> set[str]:
@@ -142,7 +132,9 @@ def plan_notebook(nb: NotebookNode) -> JudgePlan:
     Call it on the notebook as nbgrader's ``OverwriteCells`` left it (test and locked cells
     restored from the gradebook), before the kernel runs.
     """
-    tests, data = [], {}
+    tests: list[TestCell] = []
+    sources: list[str] = []
+    data: dict[str, object] = {}
     lab_id = track_id = None
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
@@ -154,6 +146,7 @@ def plan_notebook(nb: NotebookNode) -> JudgePlan:
             values = literal_assignments(cell.source)
             if values is not None:
                 data.update(values)
+                sources.append(cell.source)
             elif lab_id is None and (m := _LAB_MODULE.search(cell.source)):
                 lab_id, track_id = _lab_identity(m.group(1), cell.source)
     known = set(data) | set(grading_names()) | set(PART_NAMES) | set(dir(builtins)) | {"lab"}
@@ -161,7 +154,8 @@ def plan_notebook(nb: NotebookNode) -> JudgePlan:
     for t in tests:
         with contextlib.suppress(SyntaxError):
             wanted |= free_names(t.source) - known
-    return JudgePlan(tuple(tests), data, tuple(sorted(wanted)), lab_id, track_id)
+    return JudgePlan(tuple(tests), tuple(sources), tuple(data), tuple(sorted(wanted)),
+                     lab_id, track_id)
 
 
 def _lab_identity(module: str, setup_source: str) -> tuple[str | None, str | None]:
@@ -346,7 +340,7 @@ def _fail_message(exc: BaseException, answer_names: Sequence[str]) -> tuple[str,
 @dataclass
 class _Request:
     tests: list[dict[str, Any]]
-    data: dict[str, Any]
+    data_sources: list[str]
     answers: dict[str, Any]
     unusable: dict[str, str] = field(default_factory=dict)
     committed: list[str] = field(default_factory=list)
@@ -365,6 +359,9 @@ def _run_tests(req: _Request) -> list[Verdict]:
     import labkit.grading as grading
 
     checks = {n: getattr(grading, n) for n in grading_names()}
+    data: dict[str, object] = {}
+    for src in req.data_sources:  # literals only: evaluated, never executed
+        data.update(literal_assignments(src) or {})
     parts = _parts(req.track_id, set(req.committed))
     answers: dict[str, Any] = dict(req.answers)
     answers.update({k: Unusable(v) for k, v in req.unusable.items()})
@@ -373,7 +370,7 @@ def _run_tests(req: _Request) -> list[Verdict]:
     signal.signal(signal.SIGALRM, _alarm)
     for t in req.tests:
         ns: dict[str, Any] = {"__builtins__": builtins, "__name__": "__labkit_test__",
-                              **checks, **copy.deepcopy(req.data), **parts,
+                              **checks, **copy.deepcopy(data), **parts,
                               **copy.deepcopy(answers)}
         out = io.StringIO()
         signal.alarm(TEST_SECONDS)
@@ -397,7 +394,7 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
         return []
     req = {
         "tests": [{"grade_id": t.grade_id, "source": t.source} for t in plan.tests],
-        "data": plan.data,
+        "data_sources": list(plan.data_sources),
         "answers": {k: v for k, v in answers.items() if not isinstance(v, Unusable)},
         "unusable": {k: v.reason for k, v in answers.items() if isinstance(v, Unusable)},
         "committed": list(committed), "track_id": plan.track_id,
