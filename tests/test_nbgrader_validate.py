@@ -2,9 +2,9 @@
 assignment, with the real CLI and no course configuration (the command runs in a
 temporary folder, as a student's would).
 
-Per assignment one ``nbgrader validate`` run checks two copies of the notebook (the
-instructor's source, hidden tests included, runs in tests/test_notebooks.py):
+Per lab one ``nbgrader validate`` run checks, for each track, three copies:
 
+* ``solution/``: the instructor's source notebook (hidden tests included) passes;
 * ``solved/``: the release notebook answered like a student (solutions typed in, every
   prediction committed through the widget's store) passes -- this is the case that crashed
   with "partial credit cannot be greater than maximum points" while the visible checks
@@ -32,7 +32,7 @@ FAILED = re.compile(r"VALIDATION FAILED ON (\d+) CELL\(S\)!")
 VALIDATING = re.compile(r"^\[ValidateApp \| INFO\] Validating '(.+)'$", re.MULTILINE)
 CRASH_SIGNS = ("partial credit", "fatal error", "[ValidateApp | ERROR]",
                "[ValidateApp | CRITICAL]", "THE CONTENTS OF")
-KINDS = ("solved", "blank")
+KINDS = ("solution", "solved", "blank")
 
 
 def _answer_like_a_student(lab: str, track: str, folder: Path) -> None:
@@ -75,28 +75,32 @@ def _repo_state(lab: str, track: str) -> list[tuple[str, bytes]]:
             for p in sorted(notebook_path(kind, lab, track).parent.iterdir())]
 
 
-@pytest.mark.parametrize("track", TRACKS)
 @pytest.mark.parametrize("lab", LABS)
-def test_validate_passes_solutions_and_fails_the_blank_release(lab, track, tmp_path):
-    before = _repo_state(lab, track)
+def test_validate_passes_solutions_and_fails_the_blank_release(lab, tmp_path):
+    """One ``nbgrader validate`` run per lab over its four tracks' three copies."""
+    before = {t: _repo_state(lab, t) for t in TRACKS}
     name = LABS[lab].notebook
-    copies = {kind: tmp_path / kind / name for kind in KINDS}
-    for path in copies.values():
-        path.parent.mkdir()
-        shutil.copy(notebook_path("release", lab, track), path)
-    _answer_like_a_student(lab, track, copies["solved"].parent)
+    copies = {(t, kind): tmp_path / t / kind / name for t in TRACKS for kind in KINDS}
+    for (track, kind), path in copies.items():
+        path.parent.mkdir(parents=True)
+        shutil.copy(notebook_path("source" if kind == "solution" else "release", lab, track),
+                    path)
+        if kind == "solved":
+            _answer_like_a_student(lab, track, path.parent)
 
     out = _validate(tmp_path, list(copies.values()))
-    report = {kind: out[path.resolve()] for kind, path in copies.items()}
+    report = {key: out[path.resolve()] for key, path in copies.items()}
 
-    for kind, text in report.items():
-        assert not [s for s in CRASH_SIGNS if s in text], f"{kind}:\n{text[-3000:]}"
-    assert SUCCESS in report["solved"] and not FAILED.search(report["solved"]), (
-        report["solved"][-3000:])
-    graded = [c for c in nbformat.read(copies["blank"], as_version=4).cells
-              if nbgrader_meta(c).get("grade")]
-    failed = FAILED.search(report["blank"])
-    assert failed and int(failed.group(1)) == len(graded), report["blank"][:2000]
-    assert SUCCESS not in report["blank"]
-    assert (copies["solved"].parent / "labkit_answers.json").is_file()
-    assert _repo_state(lab, track) == before
+    for key, text in report.items():
+        assert not [s for s in CRASH_SIGNS if s in text], f"{key}:\n{text[-3000:]}"
+        if key[1] != "blank":
+            assert SUCCESS in text and not FAILED.search(text), f"{key}:\n{text[-3000:]}"
+    for track in TRACKS:
+        blank = copies[(track, "blank")]
+        graded = [c for c in nbformat.read(blank, as_version=4).cells
+                  if nbgrader_meta(c).get("grade")]
+        failed = FAILED.search(report[(track, "blank")])
+        assert failed and int(failed.group(1)) == len(graded), report[(track, "blank")][:2000]
+        assert SUCCESS not in report[(track, "blank")]
+        assert (copies[(track, "solution")].parent / "labkit_answers.json").is_file()
+        assert _repo_state(lab, track) == before[track]

@@ -46,6 +46,7 @@ MAX_DEPTH = 6                  # nesting of lists/dicts in one answer
 MAX_INT = 10**18               # larger integers are not answers to these exercises
 TEST_SECONDS = 20              # one test cell in the judge
 JUDGE_SECONDS = 120            # the judge process for one notebook
+JUDGE_MEMORY = 2 * 1024**3     # address space of the judge process (a test fed a huge answer)
 PART_NAMES = ("A", "B", "C", "D")
 _LAB_MODULE = re.compile(r"^from labkit\.labs\.(\w+) import Lab\b", re.M)
 JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
@@ -325,6 +326,8 @@ def _parts(track_id: str | None, keys: set[str]) -> dict[str, _PartAnswers]:
 
 
 def _fail_message(exc: BaseException, answer_names: Sequence[str]) -> tuple[str, str]:
+    if isinstance(exc, MemoryError):
+        return "MemoryError", "checking this answer needed too much memory"
     if isinstance(exc, AssertionError):
         return "AssertionError", str(exc) or "a check of your answer failed"
     if isinstance(exc, NameError) and getattr(exc, "name", None) in answer_names:
@@ -416,6 +419,10 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
 
 def main() -> None:
     """``python -I -m labkit.course.judge``: a request on stdin, verdicts on stdout."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (JUDGE_MEMORY, JUDGE_MEMORY))
+    resource.setrlimit(resource.RLIMIT_CPU, (JUDGE_SECONDS, JUDGE_SECONDS))
     raw = json.loads(sys.stdin.read())
     req = _Request(**raw)
     for v in req.answers.values():
