@@ -96,7 +96,7 @@ def main() -> None:
             print(f"labkit course grade -w {workers} : {elapsed:7.1f} s  {elapsed / n:5.2f} "
                   f"s/submission  speed-up {t_serial / elapsed:4.2f}x  same grades: {same}")
             done = [o for o in report.outcomes if o.status == "graded"]
-            keys = ("prepare", "kernel_start", "execute", "database", "nbgrader_other",
+            keys = ("prepare", "kernel_start", "execute", "judge", "database", "nbgrader_other",
                     "merge")
             parts = {k: sum(o.timings.get(k, 0.0) for o in done) / len(done) for k in keys}
             busy = sum(parts.values())

@@ -37,9 +37,10 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nbformat import NotebookNode
+if TYPE_CHECKING:  # the judge process never imports nbformat (1.7 s of jsonschema)
+    from nbformat import NotebookNode
 
 MAX_EXPORT_BYTES = 64 * 1024   # all answers of one notebook, as JSON
 MAX_DEPTH = 6                  # nesting of lists/dicts in one answer
