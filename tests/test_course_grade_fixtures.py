@@ -4,6 +4,7 @@ hostile ones contained, and honest grades equal to stock serial ``nbgrader autog
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -57,8 +58,24 @@ def test_hostile_submissions_are_contained(graded):
     died = _autograded(root, "kernel_death")
     assert "the kernel died while this cell ran" in died
     assert "did not finish or answer an interrupt" in _autograded(root, "uninterruptible_loop")
+    from labkit.course.grade import KERNEL_UID_BASE, KERNEL_UID_SPAN
+    from labkit.course.sandbox import processes_of
+
+    if os.geteuid() == 0:  # kernels had uids of their own: none may still run (the daemon)
+        left = [line for line in Path("/proc").glob("[0-9]*/status")
+                if _uid_of(line) in range(KERNEL_UID_BASE, KERNEL_UID_BASE + KERNEL_UID_SPAN)]
+        assert not left, [p.parent.name for p in left]
+        assert processes_of(os.geteuid())  # (the scan itself works)
     shown = root / "autograded" / "display_flood" / "lab1_cloud_fleet" / "inference_economy.ipynb"
     assert shown.stat().st_size < 6_000_000  # 200 x 50 x 1 MB of updates would be 10 GB
+
+
+def _uid_of(status: Path) -> int | None:
+    try:
+        line = next(x for x in status.read_text().splitlines() if x.startswith("Uid:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1])
 
 
 def test_planted_links_are_neither_followed_nor_kept(graded):

@@ -314,6 +314,31 @@ except OSError:
 print("planted", n, "links")
 """
 
+# A kernel that leaves a process behind: double-forked, detached, it waits for the next
+# student's kernel (the same uid, if uids were reused) and would signal it.
+_DAEMON = """\
+import os, time
+mine = os.getpid()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit() or int(entry) == mine:
+                    continue
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        if b"ipykernel" in f.read():
+                            os.kill(int(entry), 9)  # another student's kernel, if it can
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        os._exit(0)
+    os._exit(0)
+time.sleep(0.2)
+"""
+
 _DISPLAY_FLOOD = """\
 from IPython.display import display, update_display
 for _i in range(200):
@@ -391,6 +416,9 @@ def hostile_set(lab_id: str, course_root: str = "/nonexistent-course") -> tuple[
                 "and classmates' work (and a FIFO) in its folder", "full",
                 _prefix(f"{a}-exercise", _PLANT_LINKS.format(assignment=f"{lab_id}_cloud_fleet")),
                 findings=("planted-links",), flagged=True),
+        Hostile("daemon", "Part A answer leaves a detached process that, for five minutes, "
+                "kills every other kernel it can signal", "full",
+                _prefix(f"{a}-exercise", _DAEMON)),
         Hostile("display_flood", "Part A answer shows one output 200 times and updates it "
                 "with 1 MB, 50 times (update_display_data)", "full",
                 _prefix(f"{a}-exercise", _DISPLAY_FLOOD)),

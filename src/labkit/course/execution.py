@@ -38,7 +38,7 @@ from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Integer
 
 from labkit.course import judge as judging
-from labkit.course.sandbox import Policy
+from labkit.course.sandbox import Policy, kill_user
 
 
 def files_of(folder: Path) -> dict[str, tuple[int, int]]:
@@ -132,7 +132,14 @@ class GradingExecute(Execute):
             return self._judged(nb, resources, km) if self.judged else self._execute(
                 nb, resources, km)
         finally:
+            self._end_kernel_processes()  # nothing of the kernel's may act after this
             type(self).planted.extend(scrub(workdir, before))
+
+    def _end_kernel_processes(self) -> None:
+        """Kill every process of the sandboxed kernel's uid (daemons, forks) before the
+        grader reads the kernel's folder."""
+        if self.sandboxed and SandboxKernelManager.policy_path:
+            kill_user(Policy.load(SandboxKernelManager.policy_path).uid)
 
     def _judged(self, nb: NotebookNode, resources: Any,
                 km: Any) -> tuple[NotebookNode, Any]:

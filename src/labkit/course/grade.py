@@ -49,7 +49,8 @@ if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import tak
 GRADER_VERSION = "labkit-grade-1"
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
 NOTES_FILE = "labkit_grading.json"
-KERNEL_UID_BASE = 200_000  # unassigned uids; kernels get base + job number
+KERNEL_UID_BASE = 200_000  # kernels get unused uids from here (see _kernel_uid)
+KERNEL_UID_SPAN = 50_000_000
 
 
 class GradeError(RuntimeError):
@@ -264,10 +265,30 @@ def _make_job(root: Path, run_dir: Path, n: int, assignment: str, student: str,
            "cpu_seconds": options.job_timeout, "isolate": options.isolate,
            # a user of its own per kernel (when grading as root): kernels running side by
            # side cannot read each other's files, sockets or /proc entries
-           "uid": KERNEL_UID_BASE + n % 100_000,
+           "uid": _kernel_uid(),
            "hide": [str(root.resolve())]}
     (folder / "job.json").write_text(json.dumps(job, indent=1))
     return _Job(assignment, student, folder, fp)
+
+
+_GIVEN_UIDS: set[int] = set()
+
+
+def _kernel_uid() -> int:
+    """A uid for one kernel that no user, subordinate-id range or process has, and that
+    this process has not handed out before: drawn at random, so two runs or two courses
+    on one machine do not share kernel uids (a daemon left by one cannot signal another).
+    """
+    import secrets
+
+    from labkit.course.sandbox import uid_in_use
+
+    for _ in range(1000):
+        uid = KERNEL_UID_BASE + secrets.randbelow(KERNEL_UID_SPAN)
+        if uid not in _GIVEN_UIDS and not uid_in_use(uid):
+            _GIVEN_UIDS.add(uid)
+            return uid
+    raise GradeError("no unused uid found for a kernel")
 
 
 def _error_result(folder: Path, message: str) -> None:

@@ -226,6 +226,68 @@ def _enter_namespaces(policy: Policy) -> str:
     return "namespaces+user"
 
 
+def uid_in_use(uid: int) -> bool:
+    """A user of that number exists, owns a subordinate-id range, or runs a process."""
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        pass
+    for table in ("/etc/subuid", "/etc/subgid"):
+        try:
+            rows = Path(table).read_text().split()
+        except OSError:
+            continue
+        for row in rows:
+            parts = row.split(":")
+            if (len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit()
+                    and int(parts[1]) <= uid < int(parts[1]) + int(parts[2])):
+                return True
+    return bool(processes_of(uid))
+
+
+def processes_of(uid: int) -> list[int]:
+    """Pids whose real or effective uid is ``uid`` (read from /proc)."""
+    pids = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            for line in status.read_text().splitlines():
+                if line.startswith("Uid:"):
+                    real, effective = line.split()[1:3]
+                    if uid in (int(real), int(effective)):
+                        pids.append(int(status.parent.name))
+                    break
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def kill_user(uid: int, rounds: int = 5) -> int:
+    """SIGKILL every process of ``uid`` (a kernel's daemons and forks included): a child
+    takes that uid and calls ``kill(-1)``, which reaches all of them at once. Root only;
+    returns how many were still running before the last round (0: none left)."""
+    if os.geteuid() != 0 or uid in (0, NOBODY):
+        return 0
+    left = 0
+    for _ in range(rounds):
+        left = len(processes_of(uid))
+        if not left:
+            return 0
+        pid = os.fork()
+        if pid == 0:  # the child: become the user, signal everything it owns, vanish
+            try:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+    return len(processes_of(uid))
+
+
 def _limits(policy: Policy) -> None:
     pairs = {resource.RLIMIT_AS: policy.memory_bytes,
              resource.RLIMIT_FSIZE: policy.file_bytes,

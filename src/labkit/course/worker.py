@@ -109,10 +109,22 @@ def run_job(job_dir: Path) -> dict:
     except Exception as exc:  # a broken job is reported, never raised to the pool
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()[-4000:]
+    finally:
+        _end_processes(job)
     result["findings"] = [f.to_dict() for f in findings]
     result["seconds"] = time.perf_counter() - t0
     _write_json(job_dir / RESULT, result)
     return result
+
+
+def _end_processes(job: Mapping[str, object]) -> None:
+    """Kill whatever the job's kernels left running (a double-forked daemon, forks):
+    every process of the job's uid, when grading as root (the uid is the job's alone)."""
+    from labkit.course.sandbox import NOBODY, kill_user
+
+    uid = job.get("uid", NOBODY)
+    if isinstance(uid, int) and uid != NOBODY:
+        kill_user(uid)
 
 
 def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
