@@ -121,6 +121,12 @@ def test_parse_export_refuses_what_is_not_plain_data():
     assert isinstance(parse(too_big)["x"], j.Unusable)
 
 
+def test_the_judge_knows_the_labs_part_letters():
+    from labkit.labs.parts import PARTS
+
+    assert j.PART_NAMES == PARTS
+
+
 def test_literal_assignments_accept_only_literals():
     assert j.literal_assignments("A = 1  # c\nB = (1, 'x')\n") == {"A": 1, "B": (1, "x")}
     assert j.literal_assignments("A = f()") is None
