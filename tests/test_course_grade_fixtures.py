@@ -64,19 +64,11 @@ def test_hostile_submissions_are_contained(graded):
     if os.geteuid() == 0:  # this run's kernels had uids of their own: none may still run
         given = kernel_uids_given()  # (other test files grade at the same time, other uids)
         assert len(given) >= len(EXPECTED)
-        left = [line for line in Path("/proc").glob("[0-9]*/status") if _uid_of(line) in given]
-        assert not left, [p.parent.name for p in left]
+        left = {uid: pids for uid in given if (pids := processes_of(uid))}
+        assert not left, left
         assert processes_of(os.geteuid())  # (the scan itself works)
     shown = root / "autograded" / "display_flood" / "lab1_cloud_fleet" / "inference_economy.ipynb"
     assert shown.stat().st_size < 6_000_000  # 200 x 50 x 1 MB of updates would be 10 GB
-
-
-def _uid_of(status: Path) -> int | None:
-    try:
-        line = next(x for x in status.read_text().splitlines() if x.startswith("Uid:"))
-    except (OSError, StopIteration):
-        return None
-    return int(line.split()[1])
 
 
 def test_planted_links_are_neither_followed_nor_kept(graded):
@@ -97,13 +89,16 @@ def test_planted_links_are_neither_followed_nor_kept(graded):
 def test_parallel_grades_equal_serial_nbgrader_autograde(graded, tmp_path):
     """The honest set graded by stock, serial ``nbgrader autograde`` gives the same cells."""
     _, db_url, _ = graded
-    serial_db = fixture_course(tmp_path, LAB1, students=list(demo.HONEST))
+    # a language-model track and the microcontroller one (their hidden tests differ most);
+    # every track's solution and blank are judged in tests/test_course_judge.py
+    tracks = ["lab1_cloud_fleet", "lab1_oura_ring"]
+    serial_db = fixture_course(tmp_path, tracks, students=list(demo.HONEST))
     env = kernel_env(tmp_path)
-    for assignment in LAB1:
+    for assignment in tracks:
         run_nbgrader(tmp_path, "autograde", assignment, env=env,
                      db=Path(serial_db.removeprefix("sqlite:///")))
     serial, parallel = gradebook_scores(serial_db), gradebook_scores(db_url)
-    assert len(serial) == 3 * len(LAB1)
+    assert len(serial) == 3 * len(tracks) and set(tracks) <= set(LAB1)
     for key, want in serial.items():
         assert parallel[key]["cells"] == want["cells"], key
 

@@ -249,17 +249,17 @@ def uid_in_use(uid: int) -> bool:
 
 
 def processes_of(uid: int) -> list[int]:
-    """Pids whose real or effective uid is ``uid`` (read from /proc)."""
+    """Pids whose real or effective uid is ``uid`` (read from /proc); zombies, which can
+    no longer act and wait only for their parent to reap them, are left out."""
     pids = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
-            for line in status.read_text().splitlines():
-                if line.startswith("Uid:"):
-                    real, effective = line.split()[1:3]
-                    if uid in (int(real), int(effective)):
-                        pids.append(int(status.parent.name))
-                    break
-        except (OSError, ValueError):
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines()
+                          if ":" in line)
+            real, effective = fields["Uid"].split()[:2]
+            if uid in (int(real), int(effective)) and fields["State"].split()[0] not in "ZX":
+                pids.append(int(status.parent.name))
+        except (OSError, ValueError, KeyError, IndexError):
             continue
     return pids
 
