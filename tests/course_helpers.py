@@ -44,3 +44,29 @@ def run_nbgrader(root: Path, *args: str, env: dict[str, str], db: Path,
     if check and proc.returncode != 0:
         raise AssertionError(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def answer_like_a_student(lab: str, track: str, folder: Path) -> None:
+    """Type the source's solution into every answer cell (exercises and memo) of the
+    release copy in ``folder``, and commit every prediction and checkpoint through the
+    widgets' answer store (what pressing Commit writes)."""
+    import re
+
+    from labkit.core.answers import AnswerStore
+
+    path = folder / LABS[lab].notebook
+    nb = nbformat.read(path, as_version=4)
+    source = nbformat.read(notebook_path("source", lab, track), as_version=4)
+    solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
+                 if nbgrader_meta(c).get("solution")}
+    for cell in nb.cells:
+        gid = nbgrader_meta(cell).get("grade_id", "")
+        if nbgrader_meta(cell).get("solution") and not gid.endswith(("-predict",
+                                                                     "-checkpoint")):
+            cell.source = re.sub(r"### (BEGIN|END) SOLUTION\n?", "", solutions[gid])
+    nbformat.write(nb, path)
+    answered = LABS[lab].lab(track, store=AnswerStore(folder / "labkit_answers.json"))
+    for part in "ABCD":
+        p = answered.part(part)
+        p.predict.commit(p.predict.options[-1])
+        p.checkpoint.commit(p.checkpoint.options[0])

@@ -9,7 +9,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
@@ -18,12 +17,11 @@ from course_helpers import (
     LABS,
     ROOT,
     TRACKS,
+    answer_like_a_student,
     kernel_env,
-    nbgrader_meta,
     notebook_path,
     run_nbgrader,
 )
-from labkit.core.answers import AnswerStore
 
 
 def _student(cmd: str, assignment: str, home: Path, env: dict, exchange: Path,
@@ -32,26 +30,6 @@ def _student(cmd: str, assignment: str, home: Path, env: dict, exchange: Path,
                            f"--Exchange.root={exchange}", *extra], cwd=home, env=env,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def _answer_like_a_student(lab_id: str, track: str, folder: Path) -> None:
-    """Alice: click every prediction/checkpoint, type every exercise's solution."""
-    nb_path = folder / LABS[lab_id].notebook
-    release = nbformat.read(nb_path, as_version=4)
-    source = nbformat.read(notebook_path("source", lab_id, track), as_version=4)
-    solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
-                 if nbgrader_meta(c).get("solution")}
-    for cell in release.cells:
-        gid = nbgrader_meta(cell).get("grade_id", "")
-        if gid.endswith("-exercise") or gid == f"{lab_id}-memo":
-            cell.source = solutions[gid].replace("### BEGIN SOLUTION\n", "").replace(
-                "\n### END SOLUTION", "")
-    nbformat.write(release, nb_path)
-    lab = LABS[lab_id].lab(track, store=AnswerStore(folder / "labkit_answers.json"))
-    for part in "ABCD":
-        p = lab.part(part)
-        p.predict.commit(p.predict.options[-1])      # the widget's Commit button
-        p.checkpoint.commit(p.checkpoint.options[0])
 
 
 # The workflow is the same for every track; these four cover both labs with a language
@@ -84,7 +62,7 @@ def test_round_trip_full_marks_blank_zero_feedback_and_export(lab_id, track, tmp
         home.mkdir(parents=True)
         _student("fetch_assignment", assignment, home, env, exchange)
         if student == "alice":
-            _answer_like_a_student(lab_id, track, home / assignment)
+            answer_like_a_student(lab_id, track, home / assignment)
         _student("submit", assignment, home, env, exchange, f"--student={student}")
 
     run_nbgrader(root, "collect", assignment, f"--Exchange.root={exchange}", env=env, db=db)

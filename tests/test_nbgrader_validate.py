@@ -22,8 +22,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_helpers import BIN, LABS, TRACKS, kernel_env, nbgrader_meta, notebook_path
-from labkit.core.answers import AnswerStore
+from course_helpers import (
+    BIN,
+    LABS,
+    TRACKS,
+    answer_like_a_student,
+    kernel_env,
+    nbgrader_meta,
+    notebook_path,
+)
 
 # nbgrader 0.9.6's own words (nbgrader/validator.py: _print_num_failed, failed_warning and
 # the log line of Validator.validate)
@@ -33,27 +40,6 @@ VALIDATING = re.compile(r"^\[ValidateApp \| INFO\] Validating '(.+)'$", re.MULTI
 CRASH_SIGNS = ("partial credit", "fatal error", "[ValidateApp | ERROR]",
                "[ValidateApp | CRITICAL]", "THE CONTENTS OF")
 KINDS = ("solution", "solved", "blank")
-
-
-def _answer_like_a_student(lab: str, track: str, folder: Path) -> None:
-    """Type the source's solution into every answer cell (exercises and memo) of the
-    release copy in ``folder``, and commit every prediction and checkpoint."""
-    path = folder / LABS[lab].notebook
-    nb = nbformat.read(path, as_version=4)
-    source = nbformat.read(notebook_path("source", lab, track), as_version=4)
-    solutions = {nbgrader_meta(c)["grade_id"]: c.source for c in source.cells
-                 if nbgrader_meta(c).get("solution")}
-    for cell in nb.cells:
-        gid = nbgrader_meta(cell).get("grade_id", "")
-        if nbgrader_meta(cell).get("solution") and not gid.endswith(("-predict",
-                                                                     "-checkpoint")):
-            cell.source = re.sub(r"### (BEGIN|END) SOLUTION\n?", "", solutions[gid])
-    nbformat.write(nb, path)
-    answered = LABS[lab].lab(track, store=AnswerStore(folder / "labkit_answers.json"))
-    for part in "ABCD":
-        p = answered.part(part)
-        p.predict.commit(p.predict.options[-1])
-        p.checkpoint.commit(p.checkpoint.options[0])
 
 
 def _validate(cwd: Path, notebooks: list[Path]) -> dict[Path, str]:
@@ -86,7 +72,7 @@ def test_validate_passes_solutions_and_fails_the_blank_release(lab, tmp_path):
         shutil.copy(notebook_path("source" if kind == "solution" else "release", lab, track),
                     path)
         if kind == "solved":
-            _answer_like_a_student(lab, track, path.parent)
+            answer_like_a_student(lab, track, path.parent)
 
     out = _validate(tmp_path, list(copies.values()))
     report = {key: out[path.resolve()] for key, path in copies.items()}
