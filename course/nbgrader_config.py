@@ -7,7 +7,7 @@ root (the root ``nbgrader_config.py`` loads this file). The course root is the r
 
 from pathlib import Path
 
-from labkit.course.report import FEEDBACK_PREPROCESSORS
+from labkit.course.feedback import FEEDBACK_PREPROCESSORS
 
 c = get_config()  # noqa: F821 -- provided by traitlets when nbgrader loads this file
 
@@ -31,6 +31,6 @@ c.Execute.timeout = 120
 # from the outputs (a test cell's error shows ``ename: evalue`` without the traceback that
 # quotes its source) -- and never runs a student's HTML or JavaScript: outputs and
 # markdown are sanitised (no <script>, no onerror=...; the formgrader reads this too).
-# labkit.course.report.feedback_config() is the same setting in code.
+# labkit.course.feedback.feedback_config() is the same setting in code.
 c.GenerateFeedback.preprocessors = list(FEEDBACK_PREPROCESSORS)
 c.HTMLExporter.sanitize_html = True

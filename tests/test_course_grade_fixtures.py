@@ -5,6 +5,7 @@ hostile ones contained, and honest grades equal to stock serial ``nbgrader autog
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -58,8 +59,7 @@ def test_hostile_submissions_are_contained(graded):
     died = _autograded(root, "kernel_death")
     assert "the kernel died while this cell ran" in died
     assert "did not finish or answer an interrupt" in _autograded(root, "uninterruptible_loop")
-    from labkit.course.grade import kernel_uids_given
-    from labkit.course.sandbox import processes_of
+    from labkit.course.sandbox import kernel_uids_given, processes_of
 
     if os.geteuid() == 0:  # this run's kernels had uids of their own: none may still run
         given = kernel_uids_given()  # (other test files grade at the same time, other uids)
@@ -67,6 +67,12 @@ def test_hostile_submissions_are_contained(graded):
         left = {uid: pids for uid in given if (pids := processes_of(uid))}
         assert not left, left
         assert processes_of(os.geteuid())  # (the scan itself works)
+        cages = [p for uid in given for p in Path("/sys/fs/cgroup").glob(f"*/**/labkit-{uid}")]
+        assert not cages, cages  # every job's cgroup removed
+    filled = re.search(r"wrote (\d+) MiB", _autograded(root, "disk_fill"))
+    assert filled and int(filled[1]) <= 4 * 128  # its tmpfs mounts, full; not the disk
+    forked = re.search(r"forked (\d+)", _autograded(root, "fork_fan_out"))
+    assert forked and 0 < int(forked[1]) < 256  # the job's process cap
     shown = root / "autograded" / "display_flood" / "lab1_cloud_fleet" / "inference_economy.ipynb"
     assert shown.stat().st_size < 6_000_000  # 200 x 50 x 1 MB of updates would be 10 GB
 

@@ -7,6 +7,8 @@ import re
 
 import nbformat
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course_helpers import notebook_path
 from labkit.course import judge as j
@@ -103,8 +105,36 @@ def test_answers_leave_the_kernel_as_exact_plain_values():
     got = _export({"a": _Liar(3.5), "b": np.float64(2.0), "c": (1, "x"), "d": {"k": True},
                    "e": object()}, ["a", "b", "c", "d", "e", "f"])
     assert got["a"] == 3.5 and type(got["a"]) is float  # the subclass's methods stay behind
-    assert type(got["b"]) is float and got["c"] == [1, "x"] and got["d"] == {"k": True}
+    assert type(got["b"]) is float and got["d"] == {"k": True}
+    assert got["c"] == (1, "x") and type(got["c"]) is tuple  # a tuple stays a tuple
     assert isinstance(got["e"], j.Unusable) and "f" not in got
+
+
+_LEAF = st.none() | st.booleans() | st.integers(-10**18, 10**18) | st.text(max_size=5) \
+    | st.floats(allow_nan=False)
+_KEY = st.none() | st.booleans() | st.integers(-99, 99) | st.text(max_size=3)
+_VALUE = st.recursive(_LEAF, lambda inner: st.lists(inner, max_size=3)
+                      | st.lists(inner, max_size=3).map(tuple)
+                      | st.dictionaries(_KEY, inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_VALUE)
+def test_an_answer_crosses_both_hops_unchanged(value):
+    """Kernel -> grader (the export cell) and grader -> judge process (encode): tuples,
+    int keys and nesting arrive as the student's kernel held them, types included."""
+    got = _export({"x": value}, ["x"])["x"]
+    again = j._checked(json.loads(json.dumps(j.encode(got))))
+    for out in (got, again):
+        assert out == value and repr(out) == repr(value)
+
+
+def test_a_test_sees_the_tuple_the_student_wrote():
+    plan = j.JudgePlan(tests=(j.TestCell(0, "t-check", "assert answer == (2, 'ok')\n"),),
+                       data_sources=(), data_names=(), answer_names=("answer",),
+                       lab_id=None, track_id=None)
+    (verdict,) = j.judge(plan, {"answer": (2, "ok")}, [])
+    assert verdict.passed, verdict
 
 
 def test_parse_export_refuses_what_is_not_plain_data():
@@ -131,3 +161,11 @@ def test_literal_assignments_accept_only_literals():
     assert j.literal_assignments("A = 1  # c\nB = (1, 'x')\n") == {"A": 1, "B": (1, "x")}
     assert j.literal_assignments("A = f()") is None
     assert j.literal_assignments("import os") is None
+
+
+def test_a_judge_that_cannot_run_says_so_and_blames_no_student():
+    plan = j.JudgePlan(tests=(j.TestCell(0, "t-check", "assert True\n"),), data_sources=(),
+                       data_names=(), answer_names=(), lab_id=None, track_id=None)
+    (verdict,) = j.judge(plan, {}, [], timeout=0.001)  # the process cannot even start
+    assert not verdict.passed and verdict.ename == j.GRADING_ERROR
+    assert "re-grade" in verdict.evalue

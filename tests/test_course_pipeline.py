@@ -23,7 +23,7 @@ def test_demo_pipeline_end_to_end(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     assert "graded 12 submission(s)" in out and "0 failed" in out
-    assert "sandbox: namespaces" in out
+    assert "sandbox: bubblewrap" in out
     for track in TRACKS:  # full 17, blank 0, partial 8 in every track
         row = next(line for line in out.splitlines() if line.startswith(f"lab2_{track} "))
         assert row.split()[1:6] == ["3", "8.33", "0.0", "17.0", "17"], row

@@ -29,6 +29,7 @@ from traitlets.config import Config
 
 from course_helpers import ROOT, kernel_env, nbgrader_meta, notebook_path, run_nbgrader
 from labkit.core.answers import AnswerStore
+from labkit.course import feedback as fb
 from labkit.course import report
 from labkit.labs import LABS
 
@@ -230,7 +231,7 @@ def test_check_label_takes_the_message_before_the_separator():
 def feedback(course) -> dict[str, Path]:
     """write_feedback once for the module: student -> feedback HTML."""
     root, db_url = course
-    return {p.parts[-3]: p for p in report.write_feedback(root, db_url, [ASSIGNMENT])}
+    return {p.parts[-3]: p for p in fb.write_feedback(root, db_url, [ASSIGNMENT])}
 
 
 def test_feedback_for_every_submission(course, feedback):
@@ -341,7 +342,7 @@ def test_feedback_shows_no_hidden_test_and_no_expected_value(pages):
         assert not [n for n in numbers if n in text], name
         assert "BEGIN HIDDEN TESTS" not in text, name
     carol = pages["api/carol"].all_text
-    assert report.WITHHELD.strip() in carol            # her print(*In) of the hidden tests
+    assert fb.WITHHELD.strip() in carol            # her print(*In) of the hidden tests
     bob = pages["api/bob"].all_text                    # blank: every test cell failed
     assert f"AssertionError: {COMMITTED_PREDICTION}" in bob
     assert "Traceback (most recent call last)" not in bob and "Cell In[" not in bob
@@ -379,15 +380,15 @@ def test_feedback_config_is_the_course_config():
     path = ROOT / "course" / "nbgrader_config.py"
     exec(compile(path.read_text(), str(path), "exec"),
          {"get_config": lambda: config, "__file__": str(path)})
-    ours = report.feedback_config()
+    ours = fb.feedback_config()
     assert config.GenerateFeedback.preprocessors == ours.GenerateFeedback.preprocessors
     assert config.HTMLExporter.sanitize_html is ours.HTMLExporter.sanitize_html is True
     names = [p.__name__ for p in ours.GenerateFeedback.preprocessors]
     assert names[0] == "GetGrades" and names[-1] == "CSSHTMLHeaderPreprocessor"
-    assert issubclass(report.ClearHiddenTestsInFeedback, ClearHiddenTests)
+    assert issubclass(fb.ClearHiddenTestsInFeedback, ClearHiddenTests)
     # nbconvert runs a registered preprocessor only when it is enabled
-    assert report.WithholdHiddenTestOutputs().enabled
-    assert report.ClearHiddenTestsInFeedback().enabled
+    assert fb.WithholdHiddenTestOutputs().enabled
+    assert fb.ClearHiddenTestsInFeedback().enabled
 
 
 def _cell(source: str, *, test: bool = True, outputs: list | None = None):
@@ -396,7 +397,7 @@ def _cell(source: str, *, test: bool = True, outputs: list | None = None):
 
 
 def test_hidden_regions_a_student_opened_do_not_break_feedback():
-    pp = report.ClearHiddenTestsInFeedback()
+    pp = fb.ClearHiddenTestsInFeedback()
     nb = nbformat.v4.new_notebook(cells=[
         _cell("shown()\n### BEGIN HIDDEN TESTS\nsecret_check(0.123456)\n"
               "### END HIDDEN TESTS\nalso_shown()"),
@@ -418,10 +419,36 @@ def test_withheld_outputs_keep_the_students_message_only():
         _cell(f"expect_number()\n### BEGIN HIDDEN TESTS\n{hidden}\n### END HIDDEN TESTS",
               outputs=[fine, error]),
         _cell("print(*In)", test=False, outputs=[quoting, fine])])
-    nb, _ = report.WithholdHiddenTestOutputs().preprocess(nb, {})
+    nb, _ = fb.WithholdHiddenTestOutputs().preprocess(nb, {})
     assert nb.cells[0].outputs[0] == fine
     assert nb.cells[0].outputs[1].traceback == ["AssertionError: Part A: yours is too high"]
-    assert [o.get("text") for o in nb.cells[1].outputs] == [report.WITHHELD, fine.text]
+    assert [o.get("text") for o in nb.cells[1].outputs] == [fb.WITHHELD, fine.text]
+
+
+def test_feedback_release_feedback_cannot_release_is_set_aside(course, tmp_path):
+    """A submission without nbgrader submit's secret (collected by hand) would stop
+    `nbgrader release_feedback` for everyone after it: its feedback moves to
+    feedback-by-hand/ with a warning, and the release goes on for the others."""
+    root, db_url = course
+    copy = tmp_path / "course"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("feedback"))
+    db = tmp_path / "gradebook.db"
+    shutil.copy(db_url.removeprefix("sqlite:///"), db)
+    (copy / "autograded" / "alice" / ASSIGNMENT / "submission_secret.txt").unlink()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        paths = fb.write_feedback(copy, f"sqlite:///{db}", [ASSIGNMENT])
+    assert {p.parts[-3] for p in paths} == {"bob", "carol"}
+    messages = [str(w.message) for w in caught if w.category is fb.FeedbackWarning]
+    assert any("alice/" in m and "submission_secret.txt" in m for m in messages), messages
+    assert (copy / "feedback-by-hand" / "alice" / ASSIGNMENT / f"{NOTEBOOK}.html").is_file()
+    assert not (copy / "feedback" / "alice").joinpath(ASSIGNMENT).exists()
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    run_nbgrader(copy, "release_feedback", ASSIGNMENT, f"--Exchange.root={exchange}",
+                 "--course=labkit", env=kernel_env(tmp_path), db=db)
+    released = sorted((exchange / "labkit" / "feedback").iterdir())
+    assert len(released) == 2
 
 
 def test_one_broken_submission_does_not_stop_the_others(course, tmp_path):
@@ -433,7 +460,7 @@ def test_one_broken_submission_does_not_stop_the_others(course, tmp_path):
     (copy / "autograded" / "bob" / ASSIGNMENT / f"{NOTEBOOK}.ipynb").write_text("{broken")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        paths = report.write_feedback(copy, f"sqlite:///{db}", [ASSIGNMENT])
+        paths = fb.write_feedback(copy, f"sqlite:///{db}", [ASSIGNMENT])
     assert {p.parts[-3] for p in paths} == {"alice", "carol"}
-    messages = [str(w.message) for w in caught if w.category is report.FeedbackWarning]
+    messages = [str(w.message) for w in caught if w.category is fb.FeedbackWarning]
     assert Counter("bob/" in m for m in messages)[True] == 1

@@ -137,7 +137,7 @@ def _course_commands(p: argparse.ArgumentParser) -> None:
     g.add_argument("--memory-mb", type=_count, default=3072, help="memory cap per kernel (MiB)")
     g.add_argument("--force", action="store_true", help="regrade what is already graded")
     g.add_argument("--no-isolation", action="store_true",
-                   help="run student code without the sandbox (machines without namespaces)")
+                   help="run student code without the sandbox (machines without bubblewrap)")
     _course_where(g)
 
     f = course.add_parser("feedback", help="per-student HTML feedback (nbgrader)")
@@ -382,7 +382,7 @@ def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
         return
     names = demo.lab_assignments(root, a.lab, a.track)
     if a.course_command == "feedback":
-        from labkit.course.report import write_feedback
+        from labkit.course.feedback import write_feedback
 
         paths = write_feedback(root, db, names)
         print(f"wrote {len(paths)} feedback file(s) under {root / 'feedback'}")

@@ -1,6 +1,6 @@
 """Student HTML and JavaScript never run where feedback is read: a notebook whose outputs
 hold a ``<script>`` and an ``<img onerror>`` is rendered with the feedback configuration
-(``labkit.course.report.feedback_config``, the HTMLExporter settings the formgrader shares)
+(``labkit.course.feedback.feedback_config``, the HTMLExporter settings the formgrader shares)
 and opened in Debian's chromium; neither runs. The same notebook rendered with nbconvert's
 defaults runs both, so the check can fail."""
 
@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page
 from traitlets.config import Config
 
 from browser_helpers import new_page
-from labkit.course.report import feedback_config
+from labkit.course.feedback import feedback_config
 
 pytestmark = pytest.mark.browser
 

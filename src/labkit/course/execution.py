@@ -19,6 +19,7 @@ It also times the kernel start and the execution for the grading report.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -38,7 +39,7 @@ from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Integer
 
 from labkit.course import judge as judging
-from labkit.course.sandbox import Policy, kill_user
+from labkit.course.sandbox import INFO_FILE, Policy, host_ip, kill_user
 
 
 def files_of(folder: Path) -> dict[str, tuple[int, int]]:
@@ -78,22 +79,45 @@ def scrub(folder: Path, keep: dict[str, tuple[int, int]]) -> list[str]:
 
 
 class SandboxKernelManager(AsyncKernelManager):
-    """Starts the kernel through the sandbox launcher; talks to it over Unix sockets."""
+    """Starts the kernel through the sandbox launcher; talks to it over Unix sockets.
+
+    The kernel binds its sockets in the box's own tmpfs; once bwrap reports the box's
+    pid, the manager connects through ``/proc/PID/root`` (``sandbox.host_ip``).
+    Interrupts go as messages: a signal to the launcher's process group would reach
+    bwrap, not the kernel inside its own session.
+    """
 
     policy_path: str | None = None  # set by the grading worker for each job
+    box_timeout = 20.0              # seconds for bwrap to report the box
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if self.policy_path is None:
             raise RuntimeError("SandboxKernelManager.policy_path is not set")
-        policy = Policy.load(self.policy_path)
+        self.policy = Policy.load(self.policy_path)
         self.transport = "ipc"
-        self.ip = os.path.join(policy.ipc_dir, "k")
-        self.connection_file = os.path.join(policy.ipc_dir, "kernel.json")
+        self.ip = os.path.join(self.policy.ipc_dir, "k")
+        self.connection_file = os.path.join(self.policy.ipc_dir, "kernel.json")
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = super().format_kernel_cmd(extra_arguments)
         return [sys.executable, "-m", "labkit.course.sandbox", str(self.policy_path), "--", *cmd]
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        info = Path(self.policy.ipc_dir, INFO_FILE)
+        info.unlink(missing_ok=True)
+        self.ip = os.path.join(self.policy.ipc_dir, "k")
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        if not self.policy.isolate:
+            return
+        deadline = time.monotonic() + self.box_timeout
+        while (ip := host_ip(self.policy.ipc_dir)) is None:
+            if time.monotonic() > deadline or not await self._async_is_alive():
+                raise RuntimeError("the sandbox did not start (bwrap reported no box)")
+            await asyncio.sleep(0.01)
+        self.ip = ip
+        if self.kernel_spec is not None:
+            self.kernel_spec.interrupt_mode = "message"
 
 
 class GradingExecute(Execute):
@@ -116,6 +140,7 @@ class GradingExecute(Execute):
     timings: dict[str, float] = {}  # noqa: RUF012 -- per-process report, reset per job
     failures: list[str] = []  # noqa: RUF012
     planted: list[str] = []  # noqa: RUF012 -- links and special files the kernel left
+    unjudged: list[str] = []  # noqa: RUF012 -- test cells the judge process could not run
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -160,6 +185,8 @@ class GradingExecute(Execute):
         for t, verdict in zip(plan.tests, judging.judge(plan, answers, committed), strict=True):
             nb.cells[t.index].outputs = verdict.outputs()
             nb.cells[t.index].execution_count = None
+            if verdict.ename == judging.GRADING_ERROR:
+                type(self).unjudged.append(t.grade_id)
         timings = type(self).timings
         timings["judge"] = timings.get("judge", 0.0) + time.perf_counter() - start
         return result

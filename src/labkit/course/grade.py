@@ -41,7 +41,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from labkit.course.worker import RESULT, ensure_bin_on_path
+from labkit.course.sandbox import fresh_uid
+from labkit.course.worker import RESULT, end_job, ensure_bin_on_path
 
 if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import takes ~2 s)
     from nbgrader.api import Gradebook
@@ -49,8 +50,6 @@ if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import tak
 GRADER_VERSION = "labkit-grade-1"
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
 NOTES_FILE = "labkit_grading.json"
-KERNEL_UID_BASE = 200_000  # kernels get unused uids from here (see _kernel_uid)
-KERNEL_UID_SPAN = 50_000_000
 
 
 class GradeError(RuntimeError):
@@ -266,35 +265,10 @@ def _make_job(root: Path, run_dir: Path, n: int, assignment: str, student: str,
            "cpu_seconds": options.job_timeout, "isolate": options.isolate,
            # a user of its own per kernel (when grading as root): kernels running side by
            # side cannot read each other's files, sockets or /proc entries
-           "uid": _kernel_uid(),
+           "uid": fresh_uid(),
            "hide": [str(root.resolve())]}
     (folder / "job.json").write_text(json.dumps(job, indent=1))
     return _Job(assignment, student, folder, fp)
-
-
-_GIVEN_UIDS: set[int] = set()
-
-
-def _kernel_uid() -> int:
-    """A uid for one kernel that no user, subordinate-id range or process has, and that
-    this process has not handed out before: drawn at random, so two runs or two courses
-    on one machine do not share kernel uids (a daemon left by one cannot signal another).
-    """
-    import secrets
-
-    from labkit.course.sandbox import uid_in_use
-
-    for _ in range(1000):
-        uid = KERNEL_UID_BASE + secrets.randbelow(KERNEL_UID_SPAN)
-        if uid not in _GIVEN_UIDS and not uid_in_use(uid):
-            _GIVEN_UIDS.add(uid)
-            return uid
-    raise GradeError("no unused uid found for a kernel")
-
-
-def kernel_uids_given() -> frozenset[int]:
-    """The kernel uids this process has handed out (to check none still runs a process)."""
-    return frozenset(_GIVEN_UIDS)
 
 
 def _error_result(folder: Path, message: str) -> None:
@@ -315,6 +289,8 @@ def _sweep_stale_runs() -> None:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
+            for job_dir in folder.glob("j/*"):
+                end_job(job_dir)  # its kernels' processes and cgroups, if any are left
             shutil.rmtree(folder, ignore_errors=True)
         except PermissionError:
             continue
@@ -571,15 +547,15 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
     _check_assignments(db_url, course_id, assignments)
     isolation = "off (--no-isolation)"
     if options.isolate:
-        from labkit.course.sandbox import probe
+        from labkit.course.sandbox import describe, probe
 
         ok, why = probe()
         if not ok:
             raise GradeError(f"cannot isolate student kernels on this machine ({why}); "
-                             "grade on a machine with Linux namespaces, or pass "
-                             "--no-isolation to run student code with your rights")
-        isolation = ("namespaces, allow-list root, a uid of its own per kernel"
-                     if why == "namespaces+nobody" else why)
+                             "install bubblewrap (apt install bubblewrap) on a machine "
+                             "with Linux namespaces, or pass --no-isolation to run "
+                             "student code with your rights")
+        isolation = describe(why)
     lock = _lock(root)
     try:
         return _grade_locked(root, assignments, db_url, course_id, options, log, isolation)
@@ -659,6 +635,7 @@ def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id
                     outcome = Outcome(job.assignment, job.student, "error",
                                       error=f"merge failed: {type(exc).__name__}: {exc}")
                 outcomes.append(outcome)
+                end_job(job.folder)  # its worker may have been killed before it could
                 shutil.rmtree(job.folder, ignore_errors=True)
                 label = (f"{job.assignment}/{job.student} {outcome.status}"
                          + (f" {outcome.score:g}/{outcome.max_score:g}"
@@ -676,6 +653,8 @@ def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id
         if bar is not None:
             bar.close()
     finally:
+        for job_dir in run_dir.glob("j/*"):
+            end_job(job_dir)
         shutil.rmtree(run_dir, ignore_errors=True)
     order = {pair: i for i, pair in enumerate(pairs)}
     outcomes.sort(key=lambda o: order.get((o.assignment, o.student), 0))

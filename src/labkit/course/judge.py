@@ -51,7 +51,12 @@ JUDGE_MEMORY = 2 * 1024**3     # address space of the judge process (a test fed 
 PART_NAMES = ("A", "B", "C", "D")  # labkit.labs.parts.PARTS (pinned equal by a test; importing
 #                                  labkit.labs costs the judge process 0.4 s)
 _LAB_MODULE = re.compile(r"^from labkit\.labs\.(\w+) import Lab\b", re.M)
-JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
+# An answer as the judge sees it: JSON's types plus tuples and dicts with non-string keys,
+# which travel wrapped (``{TUPLE: [...]}``, ``{DICT: [[key, value], ...]}``), so a test of
+# ``answer == (1, 2)`` or ``answer[4096]`` sees what the student's kernel held.
+JSONValue = None | bool | int | float | str | list[Any] | tuple[Any, ...] | dict[Any, Any]
+TUPLE, DICT = "\u0000tuple", "\u0000dict"
+GRADING_ERROR = "GradingError"  # a verdict the judge process could not give (not the student's)
 
 
 # -- what a notebook asks of the judge ------------------------------------------------------
@@ -187,10 +192,13 @@ def __labkit_export(names, marker, limit):
             return x
         if type(x).__module__ == "numpy" and getattr(x, "ndim", None) == 0:
             return conv(x.item(), depth + 1)
-        if isinstance(x, (list, tuple)):
+        if isinstance(x, tuple):
+            return {{{tuple_tag!r}: [conv(v, depth + 1) for v in x]}}
+        if isinstance(x, list):
             return [conv(v, depth + 1) for v in x]
         if isinstance(x, dict):
-            return {{str(k): conv(v, depth + 1) for k, v in x.items()}}
+            return {{{dict_tag!r}: [[conv(k, depth + 1), conv(v, depth + 1)]
+                                   for k, v in x.items()]}}
         raise TypeError(type(x).__name__ + " is not a number, string, list or dict")
     out = {{}}
     for name in names:
@@ -211,7 +219,7 @@ del __labkit_export
 def export_source(names: Sequence[str], marker: str) -> str:
     """The code of the export cell the executor appends to the kernel's notebook."""
     return _EXPORT.format(depth=MAX_DEPTH, names=list(names), marker=marker,
-                          limit=MAX_EXPORT_BYTES)
+                          limit=MAX_EXPORT_BYTES, tuple_tag=TUPLE, dict_tag=DICT)
 
 
 @dataclass(frozen=True)
@@ -225,7 +233,8 @@ class Unusable:
 
 
 def _checked(x: object, depth: int = 0) -> JSONValue:
-    """``x`` if it is made only of exact JSON types within the limits; else ValueError."""
+    """The value ``x`` encodes (tuples and dicts unwrapped) if it is made only of exact
+    JSON types within the limits; else ValueError."""
     if depth > MAX_DEPTH:
         raise ValueError("nested too deeply")
     if x is None:
@@ -236,9 +245,35 @@ def _checked(x: object, depth: int = 0) -> JSONValue:
         return x
     if isinstance(x, list) and type(x) is list:
         return [_checked(v, depth + 1) for v in x]
-    if isinstance(x, dict) and type(x) is dict:
-        return {str(k): _checked(v, depth + 1) for k, v in x.items()}
+    if isinstance(x, dict) and type(x) is dict and len(x) == 1:
+        (tag, body), = x.items()
+        if tag == TUPLE and type(body) is list:
+            return tuple(_checked(v, depth + 1) for v in body)
+        if tag == DICT and type(body) is list:
+            out: dict[Any, Any] = {}
+            for pair in body:
+                if type(pair) is not list or len(pair) != 2:
+                    raise ValueError("a malformed dict")
+                key = _checked(pair[0], depth + 1)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise ValueError("a dict with an unhashable key") from None
+                out[key] = _checked(pair[1], depth + 1)
+            return out
     raise ValueError(f"a {type(x).__name__}")
+
+
+def encode(x: JSONValue) -> Any:
+    """A checked value as JSON again (the inverse of :func:`_checked`), for the judge
+    process."""
+    if isinstance(x, tuple):
+        return {TUPLE: [encode(v) for v in x]}
+    if isinstance(x, list):
+        return [encode(v) for v in x]
+    if isinstance(x, dict):
+        return {DICT: [[encode(k), encode(v)] for k, v in x.items()]}
+    return x
 
 
 def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
@@ -400,7 +435,7 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
     req = {
         "tests": [{"grade_id": t.grade_id, "source": t.source} for t in plan.tests],
         "data_sources": list(plan.data_sources),
-        "answers": {k: v for k, v in answers.items() if not isinstance(v, Unusable)},
+        "answers": {k: encode(v) for k, v in answers.items() if not isinstance(v, Unusable)},
         "unusable": {k: v.reason for k, v in answers.items() if isinstance(v, Unusable)},
         "committed": list(committed), "track_id": plan.track_id,
         "answer_names": list(plan.answer_names),
@@ -414,7 +449,7 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
         rows = None
     if not isinstance(rows, list):
         why = "the grader's test process failed; ask your instructor to re-grade"
-        return [Verdict(t.grade_id, False, ename="GradingError", evalue=why)
+        return [Verdict(t.grade_id, False, ename=GRADING_ERROR, evalue=why)
                 for t in plan.tests]
     return [Verdict(**r) for r in rows]
 
@@ -426,9 +461,9 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (JUDGE_MEMORY, JUDGE_MEMORY))
     resource.setrlimit(resource.RLIMIT_CPU, (JUDGE_SECONDS, JUDGE_SECONDS))
     raw = json.loads(sys.stdin.read())
+    # the parent sent only checked values; refuse anything else, and unwrap them
+    raw["answers"] = {str(k): _checked(v) for k, v in dict(raw["answers"]).items()}
     req = _Request(**raw)
-    for v in req.answers.values():
-        _checked(v)  # the parent sent only checked values; refuse anything else
     verdicts = _run_tests(req)
     sys.stdout.write(json.dumps([asdict(v) for v in verdicts]))
 

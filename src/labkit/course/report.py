@@ -1,13 +1,8 @@
-"""Instructor reports after autograde: student feedback, grade CSVs and a class summary.
+"""Instructor reports after autograde: grade CSVs and a class summary.
 
 Builds on nbgrader's own pieces, never on its private files:
 
-* :func:`write_feedback` runs nbgrader's ``generate_feedback`` converter in-process
-  (:class:`nbgrader.apps.api.NbGraderAPI`), one submission at a time, so a submission whose
-  feedback fails is reported (a :class:`FeedbackWarning`) and skipped instead of stopping
-  the others. Feedback keeps the hidden tests hidden and never runs a student's HTML or
-  JavaScript (:func:`feedback_config`, which ``course/nbgrader_config.py`` applies to
-  ``nbgrader generate_feedback`` and the formgrader too).
+* feedback is :mod:`labkit.course.feedback`;
 * :func:`export` reads scores from nbgrader's gradebook (:class:`nbgrader.api.Gradebook`)
   and writes one CSV per assignment with per-part scores (the part is the letter after
   ``<lab>-`` in a grade id, e.g. ``lab1-a-exercise-check`` is Part A), plus
@@ -24,7 +19,6 @@ import html
 import json
 import logging
 import re
-import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,12 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreprocessor
-from traitlets import Bool
-from traitlets.config import Config
+
+from labkit.course.feedback import submissions
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +41,6 @@ _LABEL_CHARS = 200
 CSV_HEAD = ("student_id", "assignment")
 CSV_TAIL = ("autograded", "autograded_max", "manual", "manual_max", "total", "max",
             "needs_manual_grade", "grader_notes")
-
-
-class FeedbackWarning(UserWarning):
-    """nbgrader could not generate feedback for one submission (it was skipped)."""
 
 
 # -- results ------------------------------------------------------------------------------
@@ -163,181 +150,6 @@ class Export:
     summary_json: Path
     rows: tuple[GradeRow, ...] = field(default=(), repr=False)
     labs: tuple[LabSummary, ...] = field(default=(), repr=False)
-
-
-# -- feedback -----------------------------------------------------------------------------
-
-_BEGIN_HIDDEN, _END_HIDDEN = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # nbgrader's markers
-_QUOTE_CHARS = 12  # shorter hidden lines (")", "x = 1") are no evidence of a quote
-WITHHELD = "[output withheld from feedback: it quotes the hidden tests]\n"
-
-
-def _is_test_cell(cell: NotebookNode) -> bool:
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return (cell.get("cell_type") == "code" and bool(meta.get("grade"))
-            and not meta.get("solution"))
-
-
-def _hidden_lines(nb: NotebookNode) -> set[str]:
-    """The lines inside the hidden-test regions of ``nb``'s test cells (stripped, at least
-    ``_QUOTE_CHARS`` long) that appear nowhere outside those regions."""
-    hidden: set[str] = set()
-    shown: set[str] = set()
-    for cell in nb.cells:
-        inside = False
-        for line in str(cell.get("source", "")).splitlines():
-            if _BEGIN_HIDDEN in line or _END_HIDDEN in line:
-                inside = _BEGIN_HIDDEN in line
-            elif len(text := line.strip()) >= _QUOTE_CHARS:
-                (hidden if inside and _is_test_cell(cell) else shown).add(text)
-    return hidden - shown
-
-
-def _strings(value: object) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
-def _quotes(value: object, lines: set[str]) -> bool:
-    """Whether any string in ``value`` (ANSI colours and HTML escapes undone) holds one of
-    ``lines``."""
-    if not lines:
-        return False
-    texts = [html.unescape(_ANSI_RE.sub("", t)) for t in _strings(value)]
-    return any(line in text for text in texts for line in lines)
-
-
-class WithholdHiddenTestOutputs(NbGraderPreprocessor):
-    """Feedback preprocessor: no output carries the hidden tests' source to the student.
-
-    * the error of a test cell is shown as ``ename: evalue`` (the message written for the
-      student), without its traceback: IPython's traceback quotes the cell's source around
-      the failing line, hidden tests included;
-    * any other output, of any cell, that quotes a hidden test line verbatim (a student
-      cell printing ``In`` after the tests ran) is replaced by :data:`WITHHELD`.
-
-    It reads the hidden regions, so it runs *before* :class:`ClearHiddenTestsInFeedback`.
-    A quote that is encoded or paraphrased is not recognised: the outputs of code that
-    runs in the same kernel as the hidden tests cannot be trusted, only screened.
-    """
-
-    def preprocess(self, nb: NotebookNode,
-                   resources: dict) -> tuple[NotebookNode, dict]:
-        lines = _hidden_lines(nb)
-        for cell in nb.cells:
-            if cell.get("cell_type") == "code":
-                cell.outputs = [self._screen(o, _is_test_cell(cell), lines)
-                                for o in cell.get("outputs", [])]
-        return nb, resources
-
-    @staticmethod
-    def _screen(output: NotebookNode, test: bool, lines: set[str]) -> NotebookNode:
-        if output.get("output_type") == "error":
-            if test or _quotes(output.get("traceback", []), lines):
-                message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-                output.traceback = [message if not _quotes(message, lines) else
-                                    f"{output.get('ename', 'Error')}: {WITHHELD.strip()}"]
-            return output
-        if _quotes({k: v for k, v in output.items() if k != "metadata"}, lines):
-            return nbformat.v4.new_output("stream", name="stdout", text=WITHHELD)
-        return output
-
-
-class ClearHiddenTestsInFeedback(ClearHiddenTests):
-    """nbgrader's :class:`~nbgrader.preprocessors.ClearHiddenTests`, for feedback.
-
-    Removes every hidden-test region from the sources, as ``generate_assignment`` does for
-    the release. In feedback any cell may hold the marker (a student can type it), so the
-    cell need not be a grade cell (``enforce_metadata`` off), and a region a student's cell
-    opens and never closes (or nests) is cut to the end of that cell instead of failing
-    the student's whole feedback.
-    """
-
-    enforce_metadata = Bool(False, help=ClearHiddenTests.enforce_metadata.help).tag(
-        config=True)
-
-    def _remove_hidden_test_region(self, cell: NotebookNode) -> bool:
-        try:
-            return bool(super()._remove_hidden_test_region(cell))
-        except RuntimeError:  # unbalanced markers: keep only what comes before the first
-            lines = cell.source.split("\n")
-            first = next(i for i, line in enumerate(lines)
-                         if self.begin_test_delimeter in line)
-            cell.source = "\n".join(lines[:first])
-            return True
-
-
-#: ``GenerateFeedback.preprocessors``: nbgrader's defaults (GetGrades first, the CSS last)
-#: with the hidden tests withheld from the outputs, then cleared from the sources.
-FEEDBACK_PREPROCESSORS: list[type] = [GetGrades, WithholdHiddenTestOutputs,
-                                      ClearHiddenTestsInFeedback, CSSHTMLHeaderPreprocessor]
-
-
-def feedback_config() -> Config:
-    """The nbgrader configuration feedback needs (``course/nbgrader_config.py`` sets the
-    same): the hidden tests kept out of it, and ``HTMLExporter.sanitize_html`` so that
-    HTML in a student's outputs and markdown is cleaned -- no ``<script>``, no event
-    handler attributes, no widget JavaScript. The formgrader reads the same
-    ``HTMLExporter`` setting."""
-    cfg = Config()
-    cfg.GenerateFeedback.preprocessors = list(FEEDBACK_PREPROCESSORS)
-    cfg.HTMLExporter.sanitize_html = True
-    return cfg
-
-
-def write_feedback(course_root: Path, db_url: str, assignments: Sequence[str]) -> list[Path]:
-    """nbgrader ``generate_feedback`` for every autograded submission of ``assignments``.
-
-    Returns the HTML files (``feedback/<student>/<assignment>/<notebook>.html``), made with
-    :func:`feedback_config`. A submission whose feedback fails is skipped with a
-    :class:`FeedbackWarning`.
-    """
-    from nbgrader.apps.api import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
-    root = Path(course_root).resolve()
-    coursedir = CourseDirectory(root=str(root), db_url=db_url)
-    api = NbGraderAPI(coursedir=coursedir, config=feedback_config())
-    written: list[Path] = []
-    with Gradebook(db_url) as gb:
-        todo = [(a, s, notebooks) for a in assignments
-                for s, notebooks in _submissions(gb, a)]
-    for assignment, student, notebooks in todo:
-        if not (root / "autograded" / student / assignment).is_dir():
-            _warn(f"feedback for {student}/{assignment} skipped: no autograded folder")
-            continue
-        result = api.generate_feedback(assignment, student_id=student, force=True)
-        htmls = [root / "feedback" / student / assignment / f"{nb}.html" for nb in notebooks]
-        if not result.get("success"):
-            detail = (result.get("error") or result.get("log") or "").strip().splitlines()
-            _warn(f"feedback for {student}/{assignment} failed: "
-                  f"{detail[-1] if detail else 'unknown error'}")
-            continue
-        missing = [p.name for p in htmls if not p.is_file()]
-        if missing:
-            _warn(f"feedback for {student}/{assignment} did not produce {', '.join(missing)}")
-        written += [p for p in htmls if p.is_file()]
-    return written
-
-
-def _warn(message: str) -> None:
-    log.warning(message)
-    warnings.warn(message, FeedbackWarning, stacklevel=3)
-
-
-def _submissions(gb: Gradebook, assignment: str) -> list[tuple[str, list[str]]]:
-    """(student, notebook names) of every submission of ``assignment`` in the gradebook."""
-    try:
-        subs = gb.assignment_submissions(assignment)
-    except MissingEntry:
-        return []
-    return sorted((s.student.id, sorted(nb.name for nb in s.notebooks)) for s in subs)
 
 
 # -- gradebook -> rows --------------------------------------------------------------------
@@ -637,7 +449,7 @@ def export(course_root: Path, db_url: str, out_dir: Path, assignments: Sequence[
         for assignment in assignments:
             rows[assignment] = grade_rows(gb, root, assignment)
             counter: Counter[tuple[str, str]] = Counter()
-            for student, notebooks in _submissions(gb, assignment):
+            for student, notebooks in submissions(gb, assignment):
                 for nb in notebooks:
                     counter.update(failing_checks(root / "autograded" / student / assignment
                                                   / f"{nb}.ipynb"))

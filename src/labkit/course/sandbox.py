@@ -3,19 +3,33 @@
 nbgrader starts the kernel with the grader's rights: student code could read the
 gradebook and the hidden tests, other students' files, the instructor's tokens, write
 anywhere and phone home. Here the kernel command is wrapped by ``python -m
-labkit.course.sandbox POLICY -- <kernel argv>``, which before exec'ing the kernel
+labkit.course.sandbox POLICY -- <kernel argv>``, which execs Debian's **bubblewrap**
+(``bwrap``, the sandbox Flatpak uses) around the kernel:
 
-* enters new **mount and network namespaces**: no network at all (the kernel talks to the
-  grader over Unix sockets, ``transport="ipc"``), and ``pivot_root``s into a fresh root
-  built from an allow-list: the OS (read-only), the Python installation and import paths
-  (read-only), the submission's own folder and the kernel's socket folder (writable),
-  empty ``/tmp``. The course, other checkouts, other jobs, home folders do not exist;
-  ``hide`` names paths that must stay out even when an import path holds them;
-* drops to an unprivileged user of its own (``uid``, when the grader is root; when it is
-  not, a second user namespace locks the mounts) and marks itself non-dumpable;
-* sets resource limits: address space (memory), CPU seconds, file size, processes;
-* scrubs the environment (no tokens), closes stdin/stdout/stderr, and asks the OS to kill
-  the kernel when the grader dies (``PR_SET_PDEATHSIG``).
+* new **PID** (with its own ``/proc``), **IPC**, **network**, UTS and cgroup namespaces:
+  the kernel sees only its own processes, has no network at all, and every process it
+  starts dies with the box (bwrap is the namespace's init; ``--die-with-parent`` ties the
+  box to the grader);
+* a **read-only allow-list root**: the OS and the Python installation and import paths;
+  the course, other checkouts, other jobs and home folders do not exist (``hide`` names
+  paths that must stay out even when an import path holds them);
+* **no writable host folder**: the kernel's working folder (at the submission's path),
+  ``/tmp``, ``/dev/shm`` and its socket folder are size-limited tmpfs mounts that vanish
+  with the box. The submission's files are *copied* in from descriptors the launcher
+  opened (never through a link), less the notebooks being graded (``mask``). Nothing the
+  kernel writes reaches the disk the gradebook is on;
+* the kernel talks to the grader over Unix sockets in its own tmpfs; the grader reaches
+  them through ``/proc/PID/root`` (bwrap reports PID in ``sandbox-info.json``);
+* its own **user**: grading as root, a uid of the job's own (``uid``), dropped to by
+  ``setpriv`` inside the box; otherwise an unprivileged user namespace, with further
+  namespaces refused (``--disable-userns``);
+* a **seccomp** filter (libseccomp through ``pyseccomp``) refusing the calls a kernel
+  never needs: namespaces and mounts, ptrace and other processes' memory, kernel keyring,
+  BPF, perf, io_uring, modules;
+* **caps**: the job's cgroup (``cgroups``: memory and processes of the kernel as a whole,
+  :mod:`labkit.course.cgroups`) and rlimits (address space, CPU seconds, file size,
+  processes); a scrubbed environment (no tokens); stdout and stderr to ``/dev/null`` (or
+  ``log_path``).
 
 :func:`probe` says which of this works on the machine; grading refuses to run unisolated
 unless told to (``--no-isolation``).
@@ -23,56 +37,81 @@ unless told to (``--no-isolation``).
 
 from __future__ import annotations
 
-import ctypes
+import contextlib
+import errno
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT = 1, 2, 4, 32
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+from labkit.course import cgroups
+
+NOBODY = 65534
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
-MNT_DETACH = 2
-NOBODY = 65534
-_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+BOX_IPC = "/run/labkit"                 # the kernel's socket folder, inside the box
+INFO_FILE = "sandbox-info.json"         # what bwrap reports (child pid), in ipc_dir
+MAX_COPIED_FILES = 256                  # submission files copied into the box
 
-# Variables a kernel may inherit; everything else (tokens, credentials) is dropped.
+# Variables a kernel may inherit; everything else (tokens, credentials) is dropped. Not
+# JPY_PARENT_PID: in its own PID namespace the kernel's parent is pid 1 (bwrap), which
+# ipykernel's parent poller would read as "orphaned" and exit.
 _ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONWARNINGS", "PYTHONHASHSEED",
-             "NBGRADER_EXECUTION", "JPY_PARENT_PID", "PYDEVD_DISABLE_FILE_VALIDATION")
+             "NBGRADER_EXECUTION", "PYDEVD_DISABLE_FILE_VALIDATION")
 _DEFAULT_HIDE = ("/tmp", "/var/tmp", "/dev/shm")
+
+# Namespace flags of clone(2); a kernel may fork, never make namespaces of its own.
+_CLONE_NS_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000,
+                   0x40000000, 0x00000080)
+_DENIED_CALLS = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "open_tree",
+    "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+    "name_to_handle_at", "open_by_handle_at", "fanotify_init", "quotactl", "acct",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "reboot", "swapon", "swapoff", "syslog", "settimeofday", "clock_settime", "adjtimex",
+    "clock_adjtime", "personality", "vhangup")
 
 
 @dataclass(frozen=True)
 class Policy:
     """What one kernel may see and use. Paths are absolute; sizes in bytes, times in s.
 
-    ``workdir`` (the submission's folder) and ``ipc_dir`` (the kernel's sockets and
-    connection file) are writable; ``keep`` are visible read-only unless they hold a
-    ``hide`` path; nothing else outside the OS exists for the kernel.
+    ``workdir`` is the submission's folder: inside the box the same path is a tmpfs of
+    ``scratch_bytes`` holding copies of its regular files, less ``mask``. ``ipc_dir`` is
+    the grader's folder for the connection file and bwrap's report; the kernel never
+    sees it. ``keep`` are visible read-only unless they hold a ``hide`` path.
     """
 
     workdir: str
     ipc_dir: str
     hide: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
-    mask: tuple[str, ...] = ()   # files inside workdir the kernel must not read
+    mask: tuple[str, ...] = ()   # files of workdir the kernel must not see
     uid: int = NOBODY            # the kernel's user when the grader is root
-    root_dir: str = ""           # where the kernel's root is built (default: beside ipc_dir)
     memory_bytes: int = 3 * 1024**3
     cpu_seconds: int = 600
     file_bytes: int = 64 * 1024**2
     processes: int = 256
+    scratch_bytes: int = 128 * 1024**2   # each writable tmpfs: workdir, /tmp, /dev/shm
+    cgroups: tuple[str, ...] = ()        # cgroup folders the kernel joins (root only)
+    log_path: str = ""                   # the kernel's stdout/stderr; "" is /dev/null
     isolate: bool = True
     env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in ("memory_bytes", "cpu_seconds", "file_bytes", "processes",
+                     "scratch_bytes"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"Policy.{name} must be positive, got {getattr(self, name)}")
 
     def save(self, path: Path) -> Path:
         path.write_text(json.dumps(asdict(self), indent=1))
@@ -81,9 +120,10 @@ class Policy:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Policy:
         raw = json.loads(Path(path).read_text())
-        for key in ("hide", "keep", "mask"):
+        known = {f.name for f in fields(cls)}
+        for key in ("hide", "keep", "mask", "cgroups"):
             raw[key] = tuple(raw.get(key, ()))
-        return cls(**raw)
+        return cls(**{k: v for k, v in raw.items() if k in known})
 
 
 def default_hide(*extra: str | os.PathLike[str]) -> tuple[str, ...]:
@@ -102,128 +142,233 @@ def default_keep() -> tuple[str, ...]:
     return tuple(sorted(str(Path(p).resolve()) for p in paths if p and Path(p).is_dir()))
 
 
-# -- kernel side ---------------------------------------------------------------------------
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
-                        ctypes.c_char_p)
-_libc.unshare.argtypes = (ctypes.c_int,)
-_libc.prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
-                        ctypes.c_ulong)
-_libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
+def bwrap() -> str | None:
+    """The bubblewrap binary, or None where it is not installed."""
+    return shutil.which("bwrap") or next(
+        (p for p in ("/usr/bin/bwrap", "/bin/bwrap") if os.access(p, os.X_OK)), None)
 
 
-def _check(rc: int, what: str) -> None:
-    if rc != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
+def box_ip() -> str:
+    """The ``ip`` of the kernel's connection file inside the box (transport ipc)."""
+    return f"{BOX_IPC}/k"
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int,
-           data: str | None = None) -> None:
-    def enc(text: str | None) -> bytes | None:
-        return text.encode() if text is not None else None
-
-    _check(_libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)),
-           f"mount {target}")
-
-
-def _write(path: str, text: str) -> None:
-    with open(path, "w") as fh:
-        fh.write(text)
+def host_ip(ipc_dir: str | os.PathLike[str]) -> str | None:
+    """Where the grader reaches the box's sockets: ``/proc/PID/root`` + :func:`box_ip`,
+    PID being the box's init as bwrap reported it; None until it has."""
+    try:
+        pid = int(json.loads(Path(ipc_dir, INFO_FILE).read_text())["child-pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return f"/proc/{pid}/root{box_ip()}"
 
 
 def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _bind(source: str, target: str, *, writable: bool = False) -> None:
-    """Bind ``source`` at ``target`` (created as needed); read-only unless ``writable``."""
-    if os.path.isdir(source):
-        os.makedirs(target, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "a"):
-            pass
-    _mount(source, target, None, MS_BIND | MS_REC)
-    if not writable:
-        _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
+# -- building the box ------------------------------------------------------------------------
+
+class _Dirs:
+    """Folders made inside the box before a mount point below them: bwrap would make
+    them mode 0700 (root's), which the kernel's uid cannot cross."""
+
+    def __init__(self) -> None:
+        self.made: set[str] = {"/"}
+
+    def parents(self, path: str) -> list[str]:
+        args: list[str] = []
+        for parent in reversed(Path(path).parents):
+            if str(parent) not in self.made:
+                self.made.add(str(parent))
+                args += ["--perms", "0755", "--dir", str(parent)]
+        return args
 
 
-def _expose_system(new: str) -> None:
-    """The OS the kernel needs, read-only: binaries, libraries, /etc, a minimal /dev, /proc."""
+class _Fds:
+    """Descriptors handed to bwrap (files copied into the box, its report, the filter)."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+
+    def add(self, fd: int) -> str:
+        os.set_inheritable(fd, True)
+        self.fds.append(fd)
+        return str(fd)
+
+
+def _memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _system_args() -> list[str]:
+    """The OS, read-only: binaries, libraries, /etc; a minimal /dev; the box's /proc."""
+    args: list[str] = []
     for path in SYSTEM_PATHS:
         if os.path.islink(path):  # merged /usr: /bin -> usr/bin
-            os.symlink(os.readlink(path), new + path)
+            args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
-            _bind(path, new + path)
-    os.makedirs(new + "/dev", exist_ok=True)
-    _mount("tmpfs", new + "/dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
-    for name in ("null", "zero", "full", "random", "urandom"):
-        _bind(f"/dev/{name}", f"{new}/dev/{name}", writable=True)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        os.symlink(target, f"{new}/dev/{name}")
-    _bind("/proc", new + "/proc")
-    for path in ("/tmp", "/var/tmp", "/dev/shm"):
-        os.makedirs(new + path, exist_ok=True)
-        _mount("tmpfs", new + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+            args += ["--ro-bind", path, path]
+    return [*args, "--proc", "/proc", "--dev", "/dev"]
 
 
-def _enter_namespaces(policy: Policy) -> str:
-    """Unshare, build a root that holds only what the kernel needs, pivot into it.
-
-    An allow-list, not a block-list: the new root has the OS (read-only), the Python
-    installation and import paths (read-only), the submission folder and the socket
-    folder (writable), empty ``/tmp``. Nothing else on the machine exists for the kernel:
-    not the course, not other courses or checkouts, not other jobs, not home folders.
-    """
-    root = os.geteuid() == 0
-    uid, gid = os.getuid(), os.getgid()
-    if root:
-        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET), "unshare")
-    else:
-        _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET), "unshare")
-        _write("/proc/self/setgroups", "deny")
-        _write("/proc/self/uid_map", f"0 {uid} 1")
-        _write("/proc/self/gid_map", f"0 {gid} 1")
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-
-    new = os.path.realpath(policy.root_dir or policy.ipc_dir.rstrip("/") + "-root")
-    os.makedirs(new, exist_ok=True)
-    _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
-    _expose_system(new)
+def _keep_args(policy: Policy, dirs: _Dirs) -> list[str]:
+    """The Python installation and import paths, read-only; never one that holds a
+    hidden path (a course repository on sys.path), nor one inside a path already there."""
     hide = tuple(os.path.realpath(p) for p in policy.hide)
-    exposed = list(SYSTEM_PATHS)
+    exposed, args = list(SYSTEM_PATHS), []
     for path in sorted({os.path.realpath(p) for p in policy.keep}, key=len):
-        # never a path that holds a hidden one (a course repository on sys.path), nor
-        # one inside a path already there
         if any(_under(h, (path,)) for h in hide) or _under(path, tuple(exposed)) \
                 or not os.path.isdir(path):
             continue
-        _bind(path, new + path)
+        args += [*dirs.parents(path), "--ro-bind", path, path]
         exposed.append(path)
-    for path in (policy.workdir, policy.ipc_dir):
-        real = os.path.realpath(path)
-        _bind(real, new + real, writable=True)
+    return args
 
-    os.chdir(new)
-    _check(_libc.syscall(_SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
-    _check(_libc.umount2(b".", MNT_DETACH), "detach the old root")
-    os.chdir("/")
-    # The notebook being graded sits in the kernel's own folder *with* its hidden tests
-    # (nbgrader restores them before executing): the kernel sees an empty file instead.
-    for path in policy.mask:
-        if os.path.isfile(path):
-            _mount("/dev/null", path, None, MS_BIND)
-    if root:
-        return "namespaces+nobody" if policy.uid == NOBODY else "namespaces+uid"
-    # Lock the mounts: in a child user namespace they can no longer be unmounted.
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare (lock)")
-    _write("/proc/self/setgroups", "deny")
-    _write("/proc/self/uid_map", f"{uid} 0 1")
-    _write("/proc/self/gid_map", f"{gid} 0 1")
-    return "namespaces+user"
+
+def _tmpfs(path: str, size: int, mode: str = "1777") -> list[str]:
+    return ["--perms", mode, "--size", str(size), "--tmpfs", path]
+
+
+def _workdir_args(policy: Policy, fds: _Fds, dirs: _Dirs) -> list[str]:
+    """The kernel's working folder: a tmpfs at the submission's path holding copies of
+    its regular files (opened without following links), less the masked notebooks."""
+    work = os.path.realpath(policy.workdir)
+    args = [*dirs.parents(work), *_tmpfs(work, policy.scratch_bytes, "0777")]
+    masked = {os.path.realpath(p) for p in policy.mask}
+    budget, count = policy.scratch_bytes // 2, 0
+    for base, subdirs, files in os.walk(work):  # never follows a link to a folder
+        rel = os.path.relpath(base, work)
+        for name in sorted(subdirs):
+            if not os.path.islink(os.path.join(base, name)):
+                args += ["--perms", "0777", "--dir", os.path.normpath(f"{work}/{rel}/{name}")]
+        for name in sorted(files):
+            path = os.path.join(base, name)
+            if path in masked or count >= MAX_COPIED_FILES:
+                continue
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # a link (ELOOP), a FIFO without writer, gone
+            st = os.fstat(fd)
+            if not (os.path.isfile(f"/proc/self/fd/{fd}") and st.st_size <= budget):
+                os.close(fd)
+                continue
+            budget -= st.st_size
+            count += 1
+            dest = os.path.normpath(f"{work}/{rel}/{name}")
+            args += ["--perms", "0666", "--file", fds.add(fd), dest]
+    return [*args, "--chdir", work]
+
+
+def _connection_args(argv: list[str], fds: _Fds) -> tuple[list[str], list[str]]:
+    """The kernel's connection file, copied into the box with the box's socket path;
+    returns (bwrap arguments, the kernel argv pointing at the copy)."""
+    for flag in ("-f", "--f"):
+        if flag in argv[:-1]:
+            at = argv.index(flag) + 1
+            break
+    else:
+        return [], argv
+    info = json.loads(Path(argv[at]).read_text())
+    info.update(transport="ipc", ip=box_ip())
+    inside = f"{BOX_IPC}/kernel.json"
+    fd = _memfd("kernel.json", json.dumps(info).encode())
+    return (["--perms", "0644", "--file", fds.add(fd), inside],
+            [*argv[:at], inside, *argv[at + 1:]])
+
+
+def seccomp_filter() -> bytes | None:
+    """The BPF program refusing :data:`_DENIED_CALLS` (EPERM), namespace flags in clone
+    and clone3 (ENOSYS, so libc falls back to clone); None without libseccomp."""
+    try:
+        import pyseccomp as sc
+    except (ImportError, OSError):
+        return None
+    f = sc.SyscallFilter(defaction=sc.ALLOW)
+    for call in _DENIED_CALLS:
+        with contextlib.suppress(Exception):  # a call this architecture lacks
+            f.add_rule(sc.ERRNO(errno.EPERM), call)
+    for flag in _CLONE_NS_FLAGS:
+        f.add_rule(sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    fd = _memfd("seccomp", b"")
+    with os.fdopen(os.dup(fd), "wb") as out:
+        f.export_bpf(out)
+    size = os.lseek(fd, 0, os.SEEK_END)
+    data = os.pread(fd, size, 0)
+    os.close(fd)
+    return data
+
+
+def bwrap_argv(policy: Policy, argv: list[str], fds: _Fds) -> tuple[list[str], str]:
+    """The bwrap command line that boxes ``argv``, and the box's mode for the kernel's
+    ``LABKIT_SANDBOX`` (``bwrap+uid`` as root, ``bwrap+user`` otherwise, ``+seccomp``,
+    ``+cgroup``)."""
+    binary = bwrap()
+    if binary is None:
+        raise OSError(errno.ENOENT, "bubblewrap (bwrap) is not installed: apt install "
+                                    "bubblewrap, or grade with --no-isolation")
+    root = os.geteuid() == 0
+    args = [binary, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    if root:  # no user namespace: the kernel becomes the job's own uid inside the box
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        inner = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={policy.uid}",
+                 f"--regid={policy.uid}", "--clear-groups", "--inh-caps=-all", "--"]
+    else:
+        args += ["--unshare-user", "--disable-userns"]
+        inner = []
+    dirs = _Dirs()
+    dirs.made.update(("/tmp", "/dev", "/dev/shm", "/proc"))
+    args += _system_args()  # then scratch /tmp: kept paths may lie below it (a CI clone)
+    args += _tmpfs("/tmp", policy.scratch_bytes) + _tmpfs("/dev/shm", policy.scratch_bytes)
+    args += _keep_args(policy, dirs)
+    args += [*dirs.parents(BOX_IPC), *_tmpfs(BOX_IPC, 1024**2, "0777")]
+    conn_args, argv = _connection_args(argv, fds)
+    args += conn_args + _workdir_args(policy, fds, dirs)
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    info = os.open(Path(policy.ipc_dir, INFO_FILE),
+                   os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    args += ["--info-fd", fds.add(info)]
+    mode = "bwrap+uid" if root else "bwrap+user"
+    bpf = seccomp_filter()
+    if bpf is not None:
+        args += ["--seccomp", fds.add(_memfd("seccomp", bpf))]
+        mode += "+seccomp"
+    if policy.cgroups:
+        mode += "+cgroup"
+    return [*args, "--", *inner, *argv], mode
+
+
+# -- kernel side ---------------------------------------------------------------------------
+
+KERNEL_UID_BASE = 200_000  # kernels get unused uids from here (see fresh_uid)
+KERNEL_UID_SPAN = 50_000_000
+_GIVEN_UIDS: set[int] = set()
+
+
+def fresh_uid() -> int:
+    """A uid for one kernel that no user, subordinate-id range or process has, and that
+    this process has not handed out before: drawn at random, so two runs or two courses
+    on one machine do not share kernel uids (a daemon left by one cannot signal another).
+    """
+    import secrets
+
+    for _ in range(1000):
+        uid = KERNEL_UID_BASE + secrets.randbelow(KERNEL_UID_SPAN)
+        if uid not in _GIVEN_UIDS and not uid_in_use(uid):
+            _GIVEN_UIDS.add(uid)
+            return uid
+    raise OSError(errno.EAGAIN, "no unused uid found for a kernel")
+
+
+def kernel_uids_given() -> frozenset[int]:
+    """The kernel uids this process has handed out (to check none still runs a process)."""
+    return frozenset(_GIVEN_UIDS)
 
 
 def uid_in_use(uid: int) -> bool:
@@ -295,79 +440,84 @@ def _limits(policy: Policy) -> None:
     for res, value in pairs.items():
         resource.setrlimit(res, (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 5))
-    if os.geteuid() == 0:  # NPROC counts the target user's processes: only meaningful as nobody
-        resource.setrlimit(resource.RLIMIT_NPROC, (policy.processes, policy.processes))
+    # As root, NPROC counts the job uid's processes (its own); unprivileged, the grader's
+    # user has processes of its own outside the box, which count too.
+    nproc = policy.processes + (0 if os.geteuid() == 0 else len(processes_of(os.getuid())))
+    resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
 
-def _connection_file(argv: list[str]) -> str | None:
-    for flag in ("-f", "--f"):
-        if flag in argv[:-1]:
-            return argv[argv.index(flag) + 1]
-    return None
-
-
-def _hand_over(policy: Policy, argv: list[str]) -> None:
-    """Give the kernel's uid its folders and files; masked files stay root's, mode 0600.
-
-    Runs in the host's mount namespace, before any mask is mounted, so every path here is
-    the real file (never a bind of /dev/null). Symlinks are not followed (``lchown``).
-    """
-    conn = _connection_file(argv)
-    for path in (policy.ipc_dir, policy.workdir, *([conn] if conn else [])):
-        os.chown(path, policy.uid, policy.uid)
-    os.chmod(policy.ipc_dir, 0o700)
-    masked = {os.path.realpath(p) for p in policy.mask}
-    for base, dirs, files in os.walk(policy.workdir):
-        for name in dirs + files:
-            path = os.path.join(base, name)
-            if os.path.realpath(path) in masked:
-                if not os.path.islink(path):
-                    os.chmod(path, 0o600)  # root's, unreadable to the kernel even unmasked
-            else:
-                os.lchown(path, policy.uid, policy.uid)
+def _close_others(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def launch(policy: Policy, argv: list[str]) -> None:
     """Enter the box described by ``policy`` and exec ``argv`` (never returns)."""
-    # Grading as root, the kernel runs as a uid of its own: hand it its folders *before*
-    # the masks are mounted -- afterwards a masked path is a bind of the host's /dev/null,
-    # and a chmod there would change the host's /dev/null.
-    dropped = policy.isolate and os.geteuid() == 0
-    if dropped:
-        _hand_over(policy, argv)
-    mode = _enter_namespaces(policy) if policy.isolate else "limits-only"
+    fds = _Fds()
     env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
+    if policy.isolate:
+        command, mode = bwrap_argv(policy, argv, fds)
+        if policy.cgroups:
+            cgroups.join(policy.cgroups)
+    else:
+        command, mode = argv, "limits-only"
     env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp",
                 "LABKIT_LEDGER": "/tmp/labkit_ledger.json", "LABKIT_SANDBOX": mode,
                 "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                 "MALLOC_ARENA_MAX": "2", **policy.env})
+    out = (os.open(policy.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW,
+                   0o600) if policy.log_path else os.open(os.devnull, os.O_RDWR))
     _limits(policy)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    if dropped:
-        os.setgroups([])
-        os.setgid(policy.uid)
-        os.setuid(policy.uid)
-    # Set last: a change of credentials clears it. The kernel dies with its grader.
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    os.chdir(policy.workdir)
-    os.closerange(3, 1 << 16)
-    os.execve(argv[0], _non_dumpable(argv), env)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    _close_others(set(fds.fds))
+    # The box dies with its grader (bwrap's --die-with-parent does the same inside).
+    import ctypes
+
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if not policy.isolate:
+        os.chdir(policy.workdir)
+    os.execve(command[0], command, env)
 
 
-def _non_dumpable(argv: list[str]) -> list[str]:
-    """``python -m mod ARGS`` -> the same, first marking the process non-dumpable, so no
-    other kernel (same uid in the unprivileged mode) can read its /proc entries."""
-    if len(argv) >= 3 and argv[1] == "-m":
-        boot = (f"import ctypes, runpy; ctypes.CDLL(None).prctl({PR_SET_DUMPABLE}, 0, 0, 0, 0); "
-                f"runpy.run_module({argv[2]!r}, run_name='__main__', alter_sys=True)")
-        return [argv[0], "-c", boot, *argv[3:]]
-    return argv
+def describe(mode: str) -> str:
+    """A probe's mode in words, for the grading report (cgroups probed here as well)."""
+    parts = ["bubblewrap: own PID, IPC and network namespaces", "read-only allow-list root",
+             "tmpfs scratch only",
+             "a uid of its own per kernel" if "+uid" in mode else "a user namespace"]
+    if "+seccomp" in mode:
+        parts.append("seccomp filter")
+    layout = cgroups.probe() if os.geteuid() == 0 else "none"
+    parts.append(f"cgroup {layout} memory and process caps" if layout != "none"
+                 else "rlimits only (no cgroup)")
+    return ", ".join(parts)
+
+
+_PROBE_CHECK = """
+import json, os, socket, sys
+r = {"uid": os.getuid(), "mode": os.environ.get("LABKIT_SANDBOX"),
+     "hidden": os.path.exists(sys.argv[1]), "pids": sorted(int(p) for p in os.listdir("/proc")
+                                                           if p.isdigit())}
+s = socket.socket()
+s.settimeout(1)
+try:
+    s.connect(("1.1.1.1", 53))
+    r["net"] = True
+except OSError:
+    r["net"] = False
+open(os.path.join(os.getcwd(), "written"), "w").write("x")
+print("LABKIT-PROBE " + json.dumps(r), flush=True)
+"""
 
 
 def probe(timeout: float = 20.0) -> tuple[bool, str]:
-    """(isolation works here, why not). Runs the real launcher on a throwaway policy."""
+    """(isolation works here, the box's mode or why not). Runs the real launcher on a
+    throwaway policy and checks what the boxed process saw."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="labkit-probe-") as tmp:
@@ -375,24 +525,30 @@ def probe(timeout: float = 20.0) -> tuple[bool, str]:
         for d in (work, ipc, secret):
             d.mkdir()
         (secret / "x").write_text("hidden")
+        log = Path(tmp, "log")
+        uid = fresh_uid() if os.geteuid() == 0 else NOBODY
         policy = Policy(workdir=str(work), ipc_dir=str(ipc), hide=default_hide(secret),
-                        keep=default_keep(), cpu_seconds=30)
+                        keep=default_keep(), cpu_seconds=30, uid=uid, log_path=str(log))
         path = policy.save(Path(tmp, "policy.json"))
-        check = ("import os, socket, pathlib, sys\n"
-                 f"assert not pathlib.Path({str(secret / 'x')!r}).exists(), 'hidden file visible'\n"
-                 "s = socket.socket()\ns.settimeout(1)\n"
-                 "try:\n    s.connect(('1.1.1.1', 53))\n    net = True\n"
-                 "except OSError:\n    net = False\n"
-                 "assert not net, 'network reachable'\n"
-                 f"pathlib.Path({str(work / 'ok')!r}).write_text(os.environ['LABKIT_SANDBOX'])\n")
-        proc = subprocess.run([sys.executable, "-m", "labkit.course.sandbox", str(path), "--",
-                               sys.executable, "-c", check], capture_output=True, text=True,
-                              timeout=timeout)
-        ok = (work / "ok").exists()
-        if ok:
-            return True, (work / "ok").read_text()
-        why = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        return False, why
+        try:
+            proc = subprocess.run([sys.executable, "-m", "labkit.course.sandbox", str(path),
+                                   "--", sys.executable, "-I", "-c", _PROBE_CHECK,
+                                   str(secret / "x")], capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False, f"the probe did not finish in {timeout:g} s"
+        text = log.read_text() if log.exists() else ""
+        line = next((ln for ln in text.splitlines() if ln.startswith("LABKIT-PROBE ")), None)
+        if line is None:
+            why = (text.strip() or proc.stderr.strip()).splitlines()
+            return False, (why or [f"exit status {proc.returncode}"])[-1]
+        r = json.loads(line.split(" ", 1)[1])
+        problems = [what for what, bad in (
+            ("a hidden file is visible", r["hidden"]), ("the network is reachable", r["net"]),
+            ("the host's processes are visible", len(r["pids"]) > 4),
+            ("the kernel wrote to the host's folder", (work / "written").exists()))
+            if bad]
+        return (False, "; ".join(problems)) if problems else (True, r["mode"])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -401,7 +557,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit("usage: python -m labkit.course.sandbox POLICY.json -- KERNEL ARGV...")
     try:
         launch(Policy.load(args[0]), args[2:])
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         sys.exit(f"labkit sandbox: cannot isolate the kernel: {exc}")
 
 

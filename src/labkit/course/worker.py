@@ -89,6 +89,7 @@ def run_job(job_dir: Path) -> dict:
     findings: list[Finding] = []
     result: dict = {"assignment": assignment, "student": student, "status": "error"}
     GradingExecute.timings, GradingExecute.failures, GradingExecute.planted = {}, [], []
+    GradingExecute.unjudged = []
     try:
         findings = _prepare_job(job_dir, job)
         t_prepared = time.perf_counter()
@@ -97,6 +98,11 @@ def run_job(job_dir: Path) -> dict:
         result.update(_read_results(db_url, job["course_id"], assignment, student))
         for failure in GradingExecute.failures:
             findings.append(Finding("kernel-failure", failure, flag=True))
+        if GradingExecute.unjudged:
+            findings.append(Finding(
+                "judge-failure", f"the grader's test process failed on "
+                f"{', '.join(GradingExecute.unjudged)}: those tests scored 0 without being "
+                "run; re-grade this submission (`labkit course grade --force`)", flag=True))
         if GradingExecute.planted:
             shown = ", ".join(GradingExecute.planted[:5])
             findings.append(Finding(
@@ -110,27 +116,41 @@ def run_job(job_dir: Path) -> dict:
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["traceback"] = traceback.format_exc()[-4000:]
     finally:
-        _end_processes(job)
+        end_job(job_dir)
     result["findings"] = [f.to_dict() for f in findings]
     result["seconds"] = time.perf_counter() - t0
     _write_json(job_dir / RESULT, result)
     return result
 
 
-def _end_processes(job: Mapping[str, object]) -> None:
-    """Kill whatever the job's kernels left running (a double-forked daemon, forks):
-    every process of the job's uid, when grading as root (the uid is the job's alone)."""
-    from labkit.course.sandbox import NOBODY, kill_user
+def end_job(job_dir: Path) -> None:
+    """Kill whatever the job's kernels left running and remove the job's cgroup (the
+    box's namespace dies with its kernel; this is the second lock): every process in the
+    job's cgroup, then every process of the job's uid when grading as root (the uid is
+    the job's alone). Reads only the job's files, so the coordinator can call it for a
+    worker that was killed; safe to call twice."""
+    from labkit.course import cgroups
+    from labkit.course.sandbox import NOBODY, Policy, kill_user
 
-    uid = job.get("uid", NOBODY)
+    try:
+        uid = json.loads((job_dir / "job.json").read_text()).get("uid", NOBODY)
+        folders = Policy.load(job_dir / "policy.json").cgroups
+    except (OSError, ValueError, TypeError):
+        uid, folders = NOBODY, ()
+    cage = cgroups.Cage(tuple(folders), "") if folders else None
+    if cage is not None:
+        cgroups.kill(cage)
     if isinstance(uid, int) and uid != NOBODY:
         kill_user(uid)
+    if cage is not None:
+        cgroups.remove(cage)
 
 
 def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
     """Lay out the job's nbgrader course (the canonical submission, the source files) and
     point the sandboxed kernel manager at the job's policy; return the submission's
     findings."""
+    from labkit.course import cgroups
     from labkit.course.execution import GradingExecute, SandboxKernelManager
     from labkit.course.sandbox import NOBODY, Policy, default_hide, default_keep
 
@@ -143,14 +163,18 @@ def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
     ipc = job_dir / "ipc"
     ipc.mkdir(exist_ok=True)
     workdir = course / "autograded" / student / assignment
+    uid = job.get("uid", NOBODY)
+    cage = (cgroups.make_cage(f"labkit-{uid}", memory_bytes=job["memory_bytes"],
+                              processes=Policy.processes)
+            if job["isolate"] and os.geteuid() == 0 and uid != NOBODY else None)
     policy = Policy(workdir=str(workdir), ipc_dir=str(ipc),
                     hide=default_hide(job_dir.parent, *job.get("hide", []),
                                       *_course_repository()),
                     keep=default_keep(),
                     mask=tuple(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
-                    uid=job.get("uid", NOBODY), root_dir=str(job_dir / "root"),
-                    memory_bytes=job["memory_bytes"],
-                    cpu_seconds=job["cpu_seconds"], isolate=job["isolate"])
+                    uid=uid, memory_bytes=job["memory_bytes"],
+                    cpu_seconds=job["cpu_seconds"], isolate=job["isolate"],
+                    cgroups=cage.folders if cage else ())
     SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
     # Completion credit is read from the answers as submitted, before any kernel runs.
     GradingExecute.answers_path = str(submitted / ANSWERS_FILE)
