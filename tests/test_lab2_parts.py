@@ -216,18 +216,93 @@ def _is_failure(c: lw.Callout) -> bool:
     return c.active and c.kind == "danger" and "FAILURE" in c.value
 
 
-def test_cloud_part_a_oom_and_kv_floor(make_lab):
+def test_cloud_part_a_oom_and_stall(make_lab):
     part = make_lab("cloud_fleet").part("A")
     assert not part.callouts["oom"].active
     _set(part, batch=1024, context=131072)
     assert _is_failure(part.callouts["oom"]) and part.results["over_memory"]
-    assert part.callouts["kv_floor"].active and part.results["knee_batch"] is None
+    assert part.callouts["stall"].active and part.results["knee_batch"] is None
     assert not part.callouts["boundary"].active
     _set(part, batch=1, context=1024)
-    assert not part.callouts["oom"].active and not part.callouts["kv_floor"].active
-    # batching pays at short context and stalls at long (the paper's lesson)
+    assert not part.callouts["oom"].active and not part.callouts["stall"].active
+    # batching pays at short context, much less at long
     assert part.results["gain_short"] > 10
     assert part.results["gain_long"] < part.results["gain_short"] / 5
+
+
+def _doubling_saving(part: Part, batch: int, ctx: int, mode: str) -> float:
+    """1 - t(2B)/t(B) straight from the roofline, outside the part."""
+    from labkit.physics.roofline import decode_roofline
+
+    wb, kb = int(part.controls["weight_bits"].value), int(part.controls["kv_bits"].value)
+    t1, t2 = (float(decode_roofline(part.hw, part.model, b, ctx, wb, kb, tp=part.tp,
+                                    mode=mode).per_token_s) for b in (batch, 2 * batch))
+    return 1.0 - t2 / t1
+
+
+@pytest.mark.parametrize("track", ["cloud_fleet", "iphone"])
+def test_part_a_says_batching_stalls_exactly_where_doubling_stops_paying(make_lab, track):
+    """The stall callout, the boundary callout and the saving they print are the physics'
+    at every point of a grid, in both rooflines; past L* alone is not a stall."""
+    part = make_lab(track).part("A")
+    seen = set()
+    ctx_max = part.model.max_context
+    for batch, ctx, mode in itertools.product((1, 4, 32, 256, 1024),
+                                              (512, 4096, 32768, ctx_max),
+                                              ("peak", "achievable")):
+        _set(part, batch=batch, context=ctx, mode=mode)
+        want = _doubling_saving(part, batch, ctx, mode)
+        stalled = want < 0.10
+        assert part.results["doubling_saving"] == pytest.approx(want, rel=1e-9)
+        assert part.callouts["stall"].active == stalled, (batch, ctx, mode, want)
+        if stalled:
+            assert f"saves {want:.0%} per token" in part.callouts["stall"].value
+        if part.callouts["boundary"].active:
+            assert not stalled and f"save {want:.0%} per token" in part.callouts["boundary"].value
+        seen.add((stalled, ctx > part.results["l_star"]))
+    assert (False, True) in seen, "past L* with batching still paying never shown"
+    assert (True, True) in seen
+
+
+def test_part_a_reproduces_the_counterexamples_to_past_l_star_stalls(make_lab):
+    """Issue figures: cloud at 4,096 tokens (2.9 L*), B 64 -> 128 still cuts 27%;
+    iPhone at 1,280 tokens (8.9 L*), B 1 -> 2 cuts 45%."""
+    cloud = make_lab("cloud_fleet").part("A")
+    _set(cloud, batch=64, context=4096, mode="peak")
+    assert cloud.results["context_tokens"] / cloud.results["l_star"] == pytest.approx(2.9,
+                                                                                      abs=0.05)
+    assert cloud.results["doubling_saving"] == pytest.approx(0.27, abs=0.01)
+    assert not cloud.callouts["stall"].active
+    phone = make_lab("iphone").part("A")
+    _set(phone, batch=1, context=1280, mode="peak")
+    assert phone.results["context_tokens"] / phone.results["l_star"] == pytest.approx(8.9,
+                                                                                      abs=0.1)
+    assert phone.results["doubling_saving"] == pytest.approx(0.45, abs=0.01)
+
+
+def test_the_stall_rule_the_checkpoint_teaches_is_the_rooflines():
+    """Peak, dense: doubling saves (B*/2B) / (B*/B + 1 + S/L*), under 10% exactly past
+    B = 4 B*/(1 + S/L*) -- the paper's PE: 19x at 8k and 28% at 1M from B = 1 to 256."""
+    from labkit.physics.roofline import (
+        balance_context,
+        critical_batch,
+        decode_roofline,
+        doubling_saving,
+    )
+
+    hw, m = "ahbm-pe", "llama-3.1-70b"
+    b_star, l_star = critical_batch(hw, m), balance_context(hw, m)
+    batch = np.asarray([1.0, 3.0, 17.0, 64.0, 300.0])
+    for ctx in (1024.0, 8192.0, 1_048_576.0):
+        got = np.asarray(doubling_saving(hw, m, batch, ctx))
+        want = (b_star / (2 * batch)) / (b_star / batch + 1 + ctx / l_star)
+        assert got == pytest.approx(want, rel=1e-9)
+        edge = 4 * b_star / (1 + ctx / l_star)
+        assert float(doubling_saving(hw, m, edge, ctx)) == pytest.approx(0.10, rel=1e-9)
+    t = {ctx: [float(decode_roofline(hw, m, b, ctx).per_token_s) for b in (1, 256)]
+         for ctx in (8192, 1_048_576)}
+    assert t[8192][0] / t[8192][1] == pytest.approx(562 / 29.7, rel=0.02)
+    assert 1 - t[1_048_576][1] / t[1_048_576][0] == pytest.approx(1 - 1361 / 1894, abs=0.01)
 
 
 def test_cloud_part_b_binding_axis_and_budget(make_lab):

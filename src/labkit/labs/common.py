@@ -362,6 +362,13 @@ class LabPart:
         if html != self.readout.value:
             self.readout.value = html
 
+    def option_label(self, control: str, value: object) -> str:
+        """What the student reads for ``value`` of a choice control (never its id)."""
+        for option in getattr(self.controls[control], "options", ()):
+            if isinstance(option, tuple) and option[1] == value:
+                return str(option[0])
+        return str(value)
+
 
 class LabLike(Protocol):
     """What a part needs from its lab (for type checkers only)."""

@@ -270,6 +270,25 @@ def decode_roofline(hardware: str | Hardware, model: str | Model, batch: object 
     )
 
 
+def doubling_saving(hardware: str | Hardware, model: str | Model, batch: object,
+                    context_tokens: object, weight_bits: int = 16, kv_bits: int = 16,
+                    tp: int = 1, mode: str | Derating = "peak") -> np.ndarray | float:
+    """1 - t(2B)/t(B): the share of the time per token that doubling the batch saves.
+
+    Per token, in units of one token's compute 2N/C, the additive peak model reads
+    t = B*/B + 1 + S/L*: only the weight share B*/B falls with the batch, so doubling
+    saves (B*/2B) / (B*/B + 1 + S/L*) -- under 10% exactly when B > 4 B*/(1 + S/L*),
+    whatever S is against L*. Computed here from :func:`decode_roofline` (achievable
+    mode's overhead included). Dimensionless, in [0, 0.5].
+    """
+    b = np.asarray(v.positive("batch", batch), dtype=float)
+    one = decode_roofline(hardware, model, b, context_tokens, weight_bits, kv_bits, tp, mode)
+    two = decode_roofline(hardware, model, 2.0 * b, context_tokens, weight_bits, kv_bits, tp,
+                          mode)
+    out = 1.0 - np.asarray(two.per_token_s) / np.asarray(one.per_token_s)
+    return float(out) if out.ndim == 0 else out
+
+
 def bound_regime(hardware: str | Hardware, model: str | Model, batch: float,
                  context_tokens: float, **kwargs: Any) -> str:
     """The largest term at one point: memory-, compute-, kv- or overhead-bound."""

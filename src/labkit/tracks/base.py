@@ -165,6 +165,13 @@ class Track:
         return get_hardware(self.hardware_id).power_w
 
     @property
+    def budget_text(self) -> str:
+        """The daily budget with its unit, as a student reads it: ``8 mWh``, ``15,500 USD``."""
+        from labkit.core.format import fmt_count
+
+        return f"{fmt_count(self.daily_budget)} {self.cost_unit}"
+
+    @property
     def joules_per_cost_unit(self) -> float | None:
         """J in one ``cost_unit`` (3.6 for mWh, 3,600 for Wh); None for USD."""
         return J_PER_UNIT.get(self.cost_unit)

@@ -31,6 +31,7 @@ from labkit.physics.roofline import (
     balance_context,
     critical_batch,
     decode_roofline,
+    doubling_saving,
     get_mode,
     knee_batch,
     memory_budget,
@@ -44,6 +45,7 @@ _TERMS = ("weight fetch", "compute", "KV read", "overhead")
 _TERM_COLORS = [lw.PALETTE["blue"], lw.PALETTE["orange"], lw.PALETTE["purple"],
                 lw.PALETTE["grey"], "#222222"]
 BATCH_OPTIONS = tuple(pow2(1024))
+STALL = 0.10  # batching has stalled where doubling the batch saves less than this per token
 
 
 class PartALM(Part):
@@ -78,7 +80,7 @@ class PartALM(Part):
         self._setup_modes_chart()
         self._callout("oom", "danger")
         self._callout("slo", "danger")
-        self._callout("kv_floor", "warn")
+        self._callout("stall", "warn")
         self._callout("boundary", "success")
 
     def _setup_controls(self, opts: list[int]) -> None:
@@ -146,7 +148,7 @@ class PartALM(Part):
         self.figures["gain"] = lw.figure(
             [self.m_gain, self.m_gain_l, self.m_gain_pt], gx, gy,
             x_label="context S (tokens, log)", y_label="batching gain (x, log)",
-            title="Short context: batching pays. Long context: it stalls", legend=True,
+            title=f"What batching B = 1 → {b_max} saves, along the context", legend=True,
             legend_location="bottom-left", x_tick_format=".3~s", y_tick_format=".3~g")
 
     def _setup_modes_chart(self) -> None:
@@ -165,9 +167,9 @@ class PartALM(Part):
         tr = self.track
         bs = critical_batch(self.hw, self.model, tr.weight_bits, mode="peak")
         ls = balance_context(self.hw, self.model, tr.kv_bits, mode="peak")
-        return (f"{self.model.name} decodes on {self.hw.name}. Reading the weights once per "
-                f"step pays off only past B* = {bs:,.0f} sequences; past L* = {ls:,.0f} tokens "
-                f"each sequence's own KV read outweighs its compute. Where does the track's "
+        return (f"{self.model.name} decodes on {self.hw.name}. At B* = {bs:,.0f} sequences a "
+                f"step's compute catches up with its weight fetch; at L* = {ls:,.0f} tokens a "
+                f"sequence's own KV read catches up with its compute. Where does the track's "
                 f"operating point, {self.b0} sequence(s) at {self.ctx0:,} tokens, sit?")
 
     def _prediction_spec(self) -> Spec:
@@ -180,19 +182,22 @@ class PartALM(Part):
                    ("KV-bound: reading every sequence's KV cache dominates", "kv-bound")]
 
     def _checkpoint_spec(self) -> CheckSpec:
-        q = ("Past the balance context L*, what does doubling the batch do to the time per "
-             "generated token?")
-        opts = [("Almost nothing: each sequence brings its own KV read, a floor batching "
-                 "cannot amortise", "kv_floor"),
-                ("Halves it: the weights are shared by twice the sequences", "halves"),
-                ("Doubles it: twice the work per step", "doubles"),
-                ("Makes the step compute-bound", "compute")]
-        good = ("Right: per token = W/(B BW) + 2N/C + S kv_bpt/BW. Only the first term falls "
-                "with B; past L* the last one dominates, so batching stalls on the KV floor "
-                "(the paper: 19x at 8k context, 28% at 1M).")
-        bad = ("Not quite: per token = W/(B BW) + 2N/C + S kv_bpt/BW. Only the weight term "
-               "falls with B; past L* the per-sequence KV read dominates and stays.")
-        return q, opts, "kv_floor", feedback_map(opts, "kv_floor", good, bad)
+        q = ("Per generated token, in units of one token's compute, a decode step costs "
+             "B*/B + 1 + S/L* (weight fetch + compute + KV read). When does doubling the batch "
+             "stop paying?")
+        opts = [("When B*/B is small next to 1 + S/L*: the weight share is the only one a "
+                 "bigger batch divides", "weight_share"),
+                ("As soon as the context passes L*", "past_l_star"),
+                ("Never: twice the sequences share the same weights, so it always halves",
+                 "never"),
+                ("Once the step is memory-bound", "memory_bound")]
+        good = ("Right: doubling B saves (B*/2B) / (B*/B + 1 + S/L*), under 10% once "
+                "B > 4 B*/(1 + S/L*). Long context only lowers that batch: on the paper's "
+                "PE (B* = 31) B = 1 → 256 is 19x at 8k tokens but 28% at 1M (78 L*).")
+        bad = ("Not quite: per token = B*/B + 1 + S/L*. Only the weight share B*/B falls with "
+               "B, so doubling stops paying once that share is small next to 1 + S/L*, past "
+               "L* or not.")
+        return q, opts, "weight_share", feedback_map(opts, "weight_share", good, bad)
 
     # -- shared values ---------------------------------------------------------------------
     def _roofline(self, s: Settings, batch: object, ctx: object,
@@ -237,6 +242,20 @@ class PartALM(Part):
     def _knee(self, s: Settings) -> float | None:
         return knee_batch(self.hw, self.model, int(s["context"]), int(s["weight_bits"]),
                           int(s["kv_bits"]), mode=str(s["mode"]))
+
+    @computed("batch", "context", "mode", "weight_bits", "kv_bits")
+    def _saving(self, s: Settings) -> float:
+        """What doubling the batch saves per token at your point (your roofline)."""
+        return float(doubling_saving(self.hw, self.model, int(s["batch"]), int(s["context"]),
+                                     int(s["weight_bits"]), int(s["kv_bits"]), tp=self.tp,
+                                     mode=str(s["mode"])))
+
+    @staticmethod
+    def _shares(pt: DecodeRoofline) -> tuple[float, float, float]:
+        """Per-token weight, KV and overhead time in units of the compute time (B*/B, S/L*
+        and o for a dense model)."""
+        c = float(pt.compute_s)
+        return float(pt.weight_s) / c, float(pt.kv_s) / c, float(pt.overhead_s) / c
 
     def _gain_here(self, s: Settings) -> float:
         return float(np.interp(np.log(int(s["context"])), np.log(self.cgrid), self._gain(s)))
@@ -349,6 +368,7 @@ class PartALM(Part):
             "tokens_per_s": float(pt.tokens_per_s), "b_star": b_star, "l_star": l_star,
             "knee_batch": knee, "batching_gain": gain_here, "gain_short": float(gain[0]),
             "gain_long": float(gain[-1]), "over_memory": bool(mem.over_budget),
+            "doubling_saving": self._saving(s), "stalled": self._saving(s) < STALL,
             "used_bytes": float(mem.used_bytes), "capacity_bytes": float(mem.capacity_bytes),
             "achievable_over_peak": float(here["achievable"].step_s / here["peak"].step_s),
             "expected": self._expected,
@@ -373,7 +393,6 @@ class PartALM(Part):
         tr = self.track
         b, ctx, mode = int(s["batch"]), int(s["context"]), str(s["mode"])
         pt = self._here(s)[mode]
-        _, l_star = self._balance(s)
         knee = self._knee(s)
         mem = self._memory(s)
         gain_here = self._gain_here(s)
@@ -392,20 +411,27 @@ class PartALM(Part):
             f"One step of {b} sequences takes {fmt_time(step)} ({mode}); every sequence waits a "
             f"whole step per token, against {fmt_time(tr.slo_s)}.",
             "a smaller batch or context, lower precision, or more devices per replica")
-        self.callouts["kv_floor"].set(
-            ctx > l_star, "Past L*: batching stalls on the KV floor",
-            f"At {ctx:,} tokens (L* = {l_star:,.0f}) each sequence's KV read "
-            f"({fmt_time(float(pt.kv_s))} per token) outweighs its compute; B = 1 → {top} only "
-            f"cuts the per-token time {gain_here:.3g}x here (vs "
-            f"{float(self._gain(s)[0]):.3g}x at 256 tokens).",
-            "shrink kv_bpt (fewer KV bytes: 8- or 4-bit KV, GQA/MLA) or shard the sequence "
-            "(CP); route long contexts to their own pool")
+        saving = self._saving(s)
+        w, k, o = self._shares(pt)
+        floor = (f"The KV read is the floor here (S/L* = {k:.3g} > 1): fewer KV bytes (8- or "
+                 "4-bit KV, GQA/MLA) or context parallelism lower it."
+                 if k > 1 else "Compute is the floor here: only more FLOP/s lowers it.")
+        self.callouts["stall"].set(
+            saving < STALL, f"Batching has stalled: doubling the batch saves {saving:.0%} "
+                            "per token",
+            f"Per token, in units of one token's compute: {w:.3g} (weight fetch, the only "
+            f"share a bigger batch divides) + 1 (compute) + {k:.3g} (KV read)"
+            + (f" + {o:.3g} (overhead)" if o > 0 else "")
+            + f". B = 1 → {top} cuts the time per token {gain_here:.3g}x at this context. "
+            + floor,
+            "past this point the batch is set by the SLO and memory, not by speed per token")
         ok = not mem.over_budget and not over_slo
         self.callouts["boundary"].set(
-            ok and ctx <= l_star, f"{str(pt.regime).capitalize()} and within the limits",
-            f"Below L*: batching still pays here ({gain_here:.3g}x from B = 1). "
-            + ("" if knee is None else f"Past the knee (B ≈ {knee:,.0f}) the step turns "
-                                       "compute-bound; ")
+            ok and saving >= STALL, f"{str(pt.regime).capitalize()} and within the limits",
+            f"Batching still pays here: doubling the batch would save {saving:.0%} per token "
+            f"(the weight share {w:.3g} against 1 + S/L* = {1 + k:.3g}). "
+            + ("" if knee is None else f"Past the knee (B ≈ {knee:,.0f}) compute outlasts all "
+                                       "memory traffic; ")
             + f"memory {format_bytes(float(mem.used_bytes))} of "
               f"{format_bytes(mem.capacity_bytes)} per device.")
 
@@ -421,10 +447,12 @@ class PartALM(Part):
         n_act = m.block_params_active
         ai = hw.flops() * d.flop_efficiency / (hw.memory_bandwidth * d.bandwidth_efficiency)
         kvb = kv_bytes_per_token(m, kb)
+        w, k, o = self._shares(pt)
+        saving, ctx = self._saving(s), int(s["context"])
         self.math.update(
             f"<p>Machine balance ({mode}): $\\mathrm{{AI}} = C/W = {tex_num(ai)}$ FLOP/byte "
-            f"({tex_num(hw.flops() * d.flop_efficiency)} FLOP/s over "
-            f"{tex_num(hw.memory_bandwidth * d.bandwidth_efficiency)} B/s).</p>"
+            f"(${tex_num(hw.flops() * d.flop_efficiency)}$ FLOP/s over "
+            f"${tex_num(hw.memory_bandwidth * d.bandwidth_efficiency)}$ B/s).</p>"
             f"$$B^* = \\frac{{\\mathrm{{AI}}\\,b}}{{2}} = \\frac{{{tex_num(ai)} \\times "
             f"{bits_to_bytes(wb):g}}}{{2}}"
             + (f" \\times {m.moe_sparsity:.3g}" if m.is_moe else "")
@@ -441,10 +469,21 @@ class PartALM(Part):
             + (f" + {tex_num(float(pt.overhead_step_s) * 1e3)}" if mode == "achievable"
                else "")
             + f" = {tex_num(float(pt.step_s) * 1e3)}\\ \\text{{ms}}$$"
-            + ("<p>Knee (compute-bound once memory traffic and compute overlap): "
-               f"$B_{{\\text{{knee}}}} = B^*/(1 - S/L^*) = {tex_num(knee)}$.</p>"
+            + f"<p>Per token, in units of one token's compute ($2N/C$ = "
+              f"${tex_num(float(pt.compute_s) * 1e3)}$ ms): "
+              f"$t/(2N/C) = {tex_num(w)} + 1 + {tex_num(k)}"
+            + (f" + {tex_num(o)}" if o > 0 else "")
+            + "$ (weight share, B*/B for a dense model at peak; compute; KV share, S/L*"
+            + ("; overhead" if o > 0 else "")
+            + f"). Doubling the batch divides only the first: it saves {saving:.1%} here. "
+              "At peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, under 10% once "
+              f"$B > 4B^*/(1 + S/L^*) = {tex_num(4 * b_star / (1 + ctx / l_star))}$.</p>"
+            + ("<p>Knee, the batch whose compute time equals all its memory time (the same "
+               "added terms): $2NB/C = W/BW + B\\,S\\,\\mathrm{kv\\_bpt}/BW \\Rightarrow "
+               f"B_{{\\text{{knee}}}} = B^*/(1 - S/L^*) = {tex_num(knee)}$.</p>"
                if knee is not None else
-               "<p>S ≥ L*: no knee, no batch makes the step compute-bound.</p>")
+               "<p>S ≥ L*: the KV read alone outlasts the compute, so no batch has compute "
+               "time equal to all its memory time (no knee).</p>")
             + f"<p>Achievable / peak step time here: "
               f"{float(here['achievable'].step_s / here['peak'].step_s):.3g}x (derated "
               "bandwidth and FLOP/s, the LM head, a fixed per-step overhead). Source: "
@@ -462,10 +501,13 @@ class PartALM(Part):
                 f"<div>With your settings: <b>{r['regime']}</b> ({r['mode']}), "
                 f"{fmt_time(r['per_token_s'])} per token.</div>"
                 "<div style='color:#5d6d7e'>Why: the weights are read once per step whatever "
-                "the batch, so below B* they dominate; every sequence reads its own KV, so past "
-                "L* that floor stays however many sequences share a step. Real systems sit "
-                f"above the roofline: {r['achievable_over_peak']:.2g}x the peak step here "
-                "(derated bandwidth and FLOP/s, the LM head, per-step overhead).</div>")
+                "the batch, so their share of the time per token, B*/B, falls as the batch "
+                "grows; every sequence reads its own KV, a share S/L* no batch divides; "
+                "compute's share is 1. Batching pays while B*/B is large next to 1 + S/L*: "
+                f"doubling the batch saves {r['doubling_saving']:.0%} per token at your "
+                "settings. Real systems sit above the roofline: "
+                f"{r['achievable_over_peak']:.2g}x the peak step here (derated bandwidth and "
+                "FLOP/s, the LM head, per-step overhead).</div>")
 
     def takeaway(self) -> str:
         r = self.results

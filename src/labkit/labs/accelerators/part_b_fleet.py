@@ -236,7 +236,7 @@ class PartBFleet(Part):
              lw.PALETTE["blue"]),
             ("users per replica", f"{sz.users_per_replica:,}",
              f"TPOT allows {sz.batch_at_slo:,}", lw.PALETTE["orange"]),
-            ("daily cost", fmt_amount(daily, "USD"), f"budget {fmt_count(tr.daily_budget)} USD",
+            ("daily cost", fmt_amount(daily, "USD"), f"budget {tr.budget_text}",
              lw.PALETTE["grey"]),
         ]))
         rows = [[("<b>" if k == bind else "") + lw.esc(PLAYBOOK[k][0])
@@ -262,7 +262,7 @@ class PartBFleet(Part):
             over, "Over the daily budget",
             f"{sz.total_devices:,} devices x {tr.price_per_device_hour:g} USD/h x "
             f"{tr.active_hours_per_day:g} h = {fmt_count(daily)} USD/day against "
-            f"{fmt_count(tr.daily_budget)}.", f"{first}; then {second}")
+            f"{tr.budget_text}.", f"{first}; then {second}")
         self.callouts["binding"].set(
             sz.feasible, f"{AXIS_LABELS[bind]} binds",
             f"First lever: <b>{lw.esc(first)}</b>. Second: {lw.esc(second)}.")

@@ -293,7 +293,7 @@ class PartBHandheld(Part):
         self.callouts["energy"].set(
             fails["energy"], "Over the battery budget",
             f"{fmt_count(req)} requests x {fmt_energy(here['energy_j'])} = {fmt_count(daily)} "
-            f"mWh/day vs {fmt_count(tr.daily_budget)}.", "lower precision, shorter replies or "
+            f"mWh/day vs {tr.budget_text}.", "lower precision, shorter replies or "
                                                          "fewer requests on the device")
         self.callouts["boundary"].set(
             not any(fails.values()), "Everything fits at this length",

@@ -205,7 +205,7 @@ class PartBVehicle(Part):
              f"deadline {fmt_time(tr.slo_s)}", lw.PALETTE["red"]),
             ("SoC busy", f"{cl.max_busy:.1%}", f"max {tr.max_utilisation:.0%}",
              lw.PALETTE["orange"]),
-            ("energy", f"{fmt_count(daily)} Wh/day", f"budget {fmt_count(tr.daily_budget)}",
+            ("energy", f"{fmt_count(daily)} Wh/day", f"budget {tr.budget_text}",
              lw.PALETTE["teal"]),
             ("first to fail", first, f"within {int(self.cams[-1])} cameras" if at is None
              else f"at {at} cameras", lw.PALETTE["purple"]),
@@ -227,7 +227,7 @@ class PartBVehicle(Part):
                            "lower fps or split cameras over two SoCs"),
             "memory": ("Frames in flight with their activations exceed the SoC's memory.",
                        "fewer frames in flight"),
-            "energy": (f"{fmt_count(daily)} Wh/day vs {fmt_count(tr.daily_budget)}.",
+            "energy": (f"{fmt_count(daily)} Wh/day vs {tr.budget_text}.",
                        "fewer frames per day (fps), or lower-precision arithmetic"),
         }
         titles = {"deadline": "Hard deadline missed", "throughput": "SoC overloaded",

@@ -140,7 +140,7 @@ class PartBWearable(Part):
         tr = self.track
         return (f"Weights sit in {format_bytes(float(self.hw.flash_bytes or 0))} of flash, each "
                 f"window and its activations in {format_bytes(self.hw.usable_memory_bytes)} of "
-                f"SRAM, and the spotter may spend {fmt_count(tr.daily_budget)} mWh a day of a "
+                f"SRAM, and the spotter may spend {tr.budget_text} a day of a "
                 f"{fmt_count(self.battery.capacity_mwh)} mWh battery. Does it fit, and how often "
                 "can it listen?")
 
@@ -241,7 +241,7 @@ class PartBWearable(Part):
              lw.PALETTE["purple"]),
             ("per window", fmt_energy(sp.energy_j),
              f"front end + model, {fmt_time(sp.latency_s)}", lw.PALETTE["orange"]),
-            ("spotter", f"{fmt_count(daily)} mWh/day", f"budget {fmt_count(tr.daily_budget)}",
+            ("spotter", f"{fmt_count(daily)} mWh/day", f"budget {tr.budget_text}",
              lw.PALETTE["red"]),
             ("battery life", f"{days:.3g} days", f"promised {self.battery.target_days:g}",
              lw.PALETTE["teal"]),
@@ -268,7 +268,7 @@ class PartBWearable(Part):
             fails["energy"], "Over the energy budget",
             f"{fmt_count(duty * self._windows_per_day())} windows/day x "
             f"{fmt_energy(ev.split.energy_j)} = "
-            f"{fmt_count(daily)} mWh/day vs {fmt_count(tr.daily_budget)}: the battery lasts "
+            f"{fmt_count(daily)} mWh/day vs {tr.budget_text}: the battery lasts "
             f"{days:.3g} days, not {self.battery.target_days:g}.",
             "process fewer windows (duty), or hand work to the phone (Part C)")
         self.callouts["coverage"].set(

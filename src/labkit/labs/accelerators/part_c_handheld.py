@@ -309,7 +309,7 @@ class PartCHandheld(Part):
         self.callouts["energy"].set(
             dev_daily > tr.daily_budget, "On-device: over the battery budget",
             f"{fmt_count(per_day)} requests like this = {fmt_count(dev_daily)} mWh/day vs "
-            f"{fmt_count(tr.daily_budget)}.", "hand long requests to the cloud, or shorten them")
+            f"{tr.budget_text}.", "hand long requests to the cloud, or shorten them")
         self.callouts["boundary"].set(
             not oom and dev_daily <= tr.daily_budget,
             f"{'Device' if self._winner(s) == 'on_device' else 'Cloud'} wins this request",

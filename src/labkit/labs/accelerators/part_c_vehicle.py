@@ -215,7 +215,7 @@ class PartCVehicle(Part):
             ("inter-SoC traffic", f"{format_bytes(mine.link_bytes_per_s)}/s",
              f"{mine.link_utilisation:.2%} of the link; {fmt_time(mine.transfer_s)} per "
              "hand-off", lw.PALETTE["purple"]),
-            ("energy", f"{fmt_count(daily)} Wh/day", f"budget {fmt_count(tr.daily_budget)}",
+            ("energy", f"{fmt_count(daily)} Wh/day", f"budget {tr.budget_text}",
              lw.PALETTE["teal"]),
         ]))
 
@@ -240,23 +240,29 @@ class PartCVehicle(Part):
             f"{format_bytes(self.hw.interconnect_bandwidth)}/s.", "send fewer bytes per frame")
         self.callouts["energy"].set(
             fails["energy"], "Over the energy budget",
-            f"{fmt_count(daily)} Wh/day vs {fmt_count(tr.daily_budget)}.",
+            f"{fmt_count(daily)} {tr.cost_unit}/day vs {tr.budget_text}.",
             "fewer frames, or one pass per frame (not two half-passes)")
         self.callouts["boundary"].set(
-            not any(fails.values()), f"{layout} meets every limit",
-            f"Lowest worst-case latency here: {best} "
+            not any(fails.values()),
+            f"{self.option_label('layout', layout).capitalize()} meets every limit",
+            f"Lowest worst-case latency here: {self.option_label('layout', best)} "
             f"({fmt_time(self._loads(s)[best].worst_latency_s)}).")
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        mine = self._mine(s)
+        mine, loads = self._mine(s), self._loads(s)
+        layout_name = self.option_label("layout", s["layout"])
         self.math.update(
             "$$\\text{single: } N t \\qquad \\text{cameras: } \\max(\\lceil N/2\\rceil t,\\ "
             "x + \\lfloor N/2 \\rfloor \\max(t, x)) \\qquad \\text{model: } a + x + b + "
             "(N-1)\\max(a, x, b)$$"
             f"<p>t = {fmt_time(mine.frame_s)} per frame; hand-off x = bytes / "
             f"{format_bytes(self.hw.interconnect_bandwidth)}/s + "
-            f"{fmt_time(self.hw.interconnect_latency_s)} = {fmt_time(mine.transfer_s)}; stages "
+            f"{fmt_time(self.hw.interconnect_latency_s)}: "
+            f"{fmt_time(loads['cameras'].transfer_s)} for a camera frame when the SoCs split "
+            f"the cameras, {fmt_time(loads['model'].transfer_s)} for the backbone's "
+            "activations when they split the model. "
+            f"Your layout ({lw.esc(layout_name)}): stages "
             + ", ".join(fmt_time(x) for x in mine.stage_s) + ". Split bytes: "
             f"{lw.esc(edge.CAMERA_SOURCES['YOLOV8N_SPLIT_BYTES'])}. Source: "
             "<code>labkit.physics.edge.camera_load</code>.</p>")

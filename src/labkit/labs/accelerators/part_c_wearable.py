@@ -223,9 +223,9 @@ class PartCWearable(Part):
              lw.PALETTE["blue"]),
             ("per window", fmt_energy(mine.energy_j), f"{fmt_time(mine.latency_s)} to decide",
              lw.PALETTE["orange"]),
-            ("per day", f"{fmt_count(daily)} mWh", f"budget {fmt_count(tr.daily_budget)}",
-             lw.PALETTE["teal"]),
-            ("cheapest in time", "none" if best is None else best.replace("_", " "),
+            ("per day", f"{fmt_count(daily)} {tr.cost_unit}",
+             f"budget {tr.budget_text}", lw.PALETTE["teal"]),
+            ("cheapest in time", "none" if best is None else self.option_label("split", best),
              f"at {interval:g} ms, {duty:.0%} duty", lw.PALETTE["green"]),
         ]))
 
@@ -245,7 +245,7 @@ class PartCWearable(Part):
         self.callouts["energy"].set(
             fails["energy"], "Over the energy budget",
             f"{fmt_count(self._per_day(s))} windows x {fmt_energy(mine.energy_j)} = "
-            f"{fmt_count(daily)} mWh/day vs {fmt_count(tr.daily_budget)}.",
+            f"{fmt_count(daily)} mWh/day vs {tr.budget_text}.",
             "a longer interval, a cheaper cut, or lower duty")
         self.callouts["link"].set(
             fails["link"], "The BLE link is saturated",
@@ -257,7 +257,7 @@ class PartCWearable(Part):
             f"{duty:.0%} of windows is below {floor:.0%}.", "raise the duty cycle")
         self.callouts["boundary"].set(
             not any(fails.values()), "Meets the deadline within budget",
-            f"{fmt_count(daily)} mWh/day of {fmt_count(tr.daily_budget)}; "
+            f"{fmt_count(daily)} mWh/day of {tr.budget_text}; "
             + ("the cheapest cut that meets the deadline here is "
                f"{best.replace('_', ' ')}" if best else "no cut meets the deadline here") + ".")
 

@@ -12,7 +12,6 @@ import numpy as np
 from labkit import ui as lw
 from labkit.core.format import (
     fmt_amount,
-    fmt_count,
 )
 from labkit.core.grids import pow2
 from labkit.labs.accelerators.base import Part, feedback_map
@@ -184,7 +183,7 @@ class PartD(Part):
             return (f"The target: {fleet_users(tr):,} concurrent conversations at "
                     f"{context_tokens(tr):,} tokens, TPOT within {tr.slo_s * 1e3:g} ms, "
                     f"quality loss within {tr.max_quality_loss_pct:g} point(s), inside "
-                    f"{fmt_count(tr.daily_budget)} USD/day. Meet it with the fewest "
+                    f"{tr.budget_text}/day. Meet it with the fewest "
                     f"{self.hw.name} devices.")
         if sc == "handheld":
             return (f"Serve {context_tokens(tr):,}-token conversations on the phone "
