@@ -405,3 +405,29 @@ def test_ledger_choices_are_what_later_labs_need(make_lab):
     assert set(ch) >= {"kv_bits", "devices_per_replica", "passed", "binding", "daily_cost",
                        "crossover_days", "max_sessions", "batching_winner"}
     json.dumps(ch)
+
+
+@pytest.mark.parametrize("track", list(TRACKS))
+def test_parts_a_and_b_weigh_the_same_model_the_same(make_lab, track):
+    """One resident-weight count (blocks, LM head, untied embedding) for both parts: the
+    cloud model once weighed 139 GB in Part A and 141 GB in Part B."""
+    from labkit.physics.memory import resident_weight_bytes
+
+    lab = make_lab(track)
+    a, b = lab.part("A"), lab.part("B")
+    want = resident_weight_bytes(TRACKS[track].model_id, int(a.controls["weight_bits"].value))
+    assert a.results["weight_bytes"] == pytest.approx(want)
+    if int(b.controls["weight_bits"].value) == int(a.controls["weight_bits"].value):
+        assert b.results["weight_bytes"] == pytest.approx(want)
+
+
+@pytest.mark.parametrize("track", list(TRACKS))
+def test_part_c_never_shows_more_delivered_than_possible(make_lab, track):
+    part = make_lab(track).part("C")
+    for rate in (part.controls["rate"].min, part.controls["rate"].value,
+                 part.controls["rate"].max):
+        part.controls["rate"].value = rate
+        for p, r in part.results["policies"].items():
+            assert r["throughput_tokens_per_s"] <= r["capacity_tokens_per_s"] * (1 + 1e-12), p
+        shown = re.sub(r"<[^>]+>", " ", part.details.value + part.readout.value)
+        assert not re.search(r"\d{3,}(?:\.\d)?%", shown), shown  # no 'utilisation 1342.8%'

@@ -22,7 +22,7 @@ from labkit.labs.inference_economy.base import (
     fmt_days,
 )
 from labkit.physics.economy import Crossover
-from labkit.physics.kvcache import weight_bytes
+from labkit.physics.memory import resident_weight_bytes
 from labkit.physics.phases import RequestPhases
 from labkit.plans.economy import track_crossover
 from labkit.plans.serving import (
@@ -215,8 +215,8 @@ class PartA(Part):
         t = crossover_days(cx)
         bucket = crossover_bucket(t, tr.horizon_days)
         daily = float(cx.daily_cost)
-        wbytes = weight_bytes(get_model(tr.model_id), int(s["weight_bits"]),
-                              include_lm_head=self.is_lm)
+        # the same resident weights Part B (and the memory wall) count
+        wbytes = resident_weight_bytes(get_model(tr.model_id), int(s["weight_bits"]))
         budget_ratio = daily / tr.daily_budget
         self.results = {
             "cost_per_event": ct.cost_per_event, "effective_cost_per_event":

@@ -18,7 +18,13 @@ from labkit.labs.common import (
     pass_mark,
 )
 from labkit.labs.inference_economy.base import SLO_RATIO_MAX, Part, event_noun
-from labkit.physics.batching import POLICIES, POLICY_LABELS, PolicyComparison, compare_policies
+from labkit.physics.batching import (
+    POLICIES,
+    POLICY_LABELS,
+    PolicyComparison,
+    PolicyResult,
+    compare_policies,
+)
 from labkit.plans.serving import (
     serving_plan,
     track_capacity,
@@ -102,6 +108,12 @@ class PartC(Part):
             y_label=f"tail latency / SLO (capped at {SLO_RATIO_MAX:g})",
             title=f"{self.metric_name} (and TTFT) against the SLO (dashed: the limit)",
             height=260)
+        self.m_waste: object | None = None
+        # Padding needs outputs of different lengths in one batch: none for one frame or
+        # window per request, none at a default of one sequence per batch (the table
+        # still shows it once the batch grows).
+        if not self.is_lm or self.slots0 <= 1:
+            return
         wx = lw.make_scale("ordinal")
         wy = lw.make_scale("linear", 0.0, 100.0)
         self.m_waste = lw.bar_mark(names, np.zeros(4), wx, wy, colors=[lw.PALETTE["orange"]],
@@ -150,6 +162,19 @@ class PartC(Part):
         """The four policies simulated at the current batch, spread and arrival rate."""
         return self._compare(self._batch(s), float(s.get("cv", self.cv0)), float(s["rate"]))
 
+    @staticmethod
+    def _load(r: PolicyResult) -> str:
+        """Offered load over capacity: a utilisation below 1, an overload above it (the
+        queue then grows without bound, so no percentage of the replica is meaningful)."""
+        u = float(r.utilisation)
+        return f"{u:.1%}" if u < 1 else f"{u:,.3g}x capacity (overloaded)"
+
+    @staticmethod
+    def _tail(r: PolicyResult, value: float) -> str:
+        """A tail latency, or 'unbounded' where the queue grows without bound (a simulated
+        figure then only measures how long the simulation ran)."""
+        return fmt_time(value) if r.stable else "unbounded"
+
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)
     def _draw(self, s: Settings) -> None:
@@ -159,10 +184,10 @@ class PartC(Part):
         ratios = np.asarray([min(SLO_RATIO_MAX, r.slo_ratio if r.stable else SLO_RATIO_MAX)
                              for r in res])
         colors = [lw.PALETTE["green"] if r.slo_met else lw.PALETTE["red"] for r in res]
-        waste = np.asarray([100.0 * r.padding_waste for r in res])
-        lw.update_marks({self.m_tput: {"y": tput},
-                         self.m_lat: {"y": ratios, "colors": colors},
-                         self.m_waste: {"y": waste}})
+        changes: dict = {self.m_tput: {"y": tput}, self.m_lat: {"y": ratios, "colors": colors}}
+        if self.m_waste is not None:
+            changes[self.m_waste] = {"y": np.asarray([100.0 * r.padding_waste for r in res])}
+        lw.update_marks(changes)
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
@@ -187,20 +212,21 @@ class PartC(Part):
             ("winner", cmp.winner, POLICY_LABELS[cmp.winner],
              lw.PALETTE["green"] if cmp.any_meets_slo else lw.PALETTE["red"]),
             ("its capacity", f"{fmt_num(winner.capacity_tokens_per_s)} {self.unit}",
-             f"utilisation {winner.utilisation:.1%}", lw.PALETTE["blue"]),
+             f"load {self._load(winner)}", lw.PALETTE["blue"]),
             (f"its {self.metric_name}", fmt_time(winner.slo_value_s),
              f"SLO {fmt_time(self.track.slo_s)}", lw.PALETTE["purple"]),
             ("policies meeting the SLO", f"{sum(r.slo_met for r in res)} of 4",
              f"batch {b}" + (f", CV {cv:.1f}" if self.is_lm else ""), lw.PALETTE["orange"]),
         ]))
+        pad = self.is_lm  # only variable-length outputs are padded
         rows = [[("★ " if p == cmp.winner else "") + p,
                  f"{fmt_num(r.capacity_tokens_per_s)}", f"{fmt_num(r.throughput_tokens_per_s)}",
-                 f"{r.utilisation:.1%}", fmt_time(r.slo_value_s), fmt_time(r.ttft_p99_s),
-                 f"{r.padding_waste:.0%}", pass_mark(r.slo_met)] for p, r in zip(POLICIES, res,
-                                                                                strict=True)]
+                 self._load(r), self._tail(r, r.slo_value_s), self._tail(r, r.ttft_p99_s),
+                 *([f"{r.padding_waste:.0%}"] if pad else []), pass_mark(r.slo_met)]
+                for p, r in zip(POLICIES, res, strict=True)]
         self._set_details(html_table(
-            ["policy", f"max ({self.unit})", f"delivered ({self.unit})", "utilisation",
-             self.metric_name, "p99 TTFT", "padding", "SLO"], rows))
+            ["policy", f"max ({self.unit})", f"delivered ({self.unit})", "load / capacity",
+             self.metric_name, "p99 TTFT", *(["padding"] if pad else []), "SLO"], rows))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -213,9 +239,11 @@ class PartC(Part):
                      f"SLO miss: {', '.join(r.policy for r in missed)}")
             ttft = self.track.ttft_slo_s is not None
             detail = "; ".join(
-                f"{r.policy}: {self.metric_name} {fmt_time(r.slo_value_s)}"
-                + (f", p99 TTFT {fmt_time(r.ttft_p99_s)}" if ttft else "")
-                + f" ({r.slo_ratio:,.3g}x the limit{'' if r.stable else ', overloaded'})"
+                (f"{r.policy}: {self.metric_name} {fmt_time(r.slo_value_s)}"
+                 + (f", p99 TTFT {fmt_time(r.ttft_p99_s)}" if ttft else "")
+                 + f" ({r.slo_ratio:,.3g}x the limit)") if r.stable else
+                (f"{r.policy}: overloaded ({self._load(r)}), its queue and tail grow "
+                 "without bound")
                 for r in missed)
             self.callouts["slo"].show(
                 title, detail, "lower the arrivals per replica (add replicas), use smaller "
@@ -226,7 +254,7 @@ class PartC(Part):
         self.callouts["boundary"].set(
             cmp.any_meets_slo, f"{cmp.winner} wins",
             f"{lw.esc(cmp.reason)}. Its tail is at {winner.slo_ratio:.0%} of the SLO and its "
-            f"utilisation at {winner.utilisation:.0%}: more load moves both.")
+            f"load at {self._load(winner)}: more load moves both.")
 
     @depends_on("batch", "rate")
     def _show_math(self, s: Settings) -> None:

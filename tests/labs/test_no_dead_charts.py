@@ -1,0 +1,37 @@
+"""No dead chart: for every lab, track and part, each chart shows data that varies at the
+track's defaults (the marks shown, taken together), so no chart is a flat line or a row
+of zeros the student can do nothing about."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from labkit.core.answers import AnswerStore
+from labkit.labs.registry import LABS
+from labkit.tracks import TRACKS
+
+
+def _shown_values(fig) -> np.ndarray:
+    values = []
+    for mark in fig.marks:
+        if not mark.visible or mark.y is None:
+            continue
+        y = np.asarray(mark.y, dtype=float).ravel()
+        values.append(y[np.isfinite(y)])
+    return np.concatenate(values) if values else np.asarray([])
+
+
+@pytest.mark.parametrize("lab_id", list(LABS))
+@pytest.mark.parametrize("track", list(TRACKS))
+def test_every_chart_shows_varying_data_at_the_defaults(lab_id, track, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
+    lab = LABS[lab_id].lab(track, store=AnswerStore(tmp_path / "answers.json"))
+    dead = []
+    for letter in "ABCD":
+        for name, fig in lab.part(letter).figures.items():
+            y = _shown_values(fig)
+            if y.size < 2 or np.ptp(y) == 0:
+                dead.append(f"{letter}/{name}: {y.tolist()[:8]}")
+    assert not dead, dead
