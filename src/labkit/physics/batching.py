@@ -468,7 +468,7 @@ def _pick_winner(results: Mapping[str, PolicyResult], margin: float) -> tuple[st
                      if r is not top else "")
             return r.policy, True, (
                 f"{r.policy} meets the SLO with the most capacity "
-                f"({r.capacity_tokens_per_s:,.0f} tokens/s per replica){extra}{why}")
+                f"({r.capacity_requests_per_s:,.3g} requests/s per replica){extra}{why}")
     return top.policy, True, "highest capacity"  # pragma: no cover - loop always returns
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from labkit.core.format import fmt_amount, fmt_num, fmt_time
 from labkit.core.units import DAYS_PER_YEAR
+from labkit.physics.batching import POLICY_LABELS
 from labkit.physics.economy import Crossover, cost_crossover
 from labkit.plans.serving import release_guardrails, serving_plan, track_capacity
 from labkit.plans.workload import track_phases
@@ -85,7 +86,7 @@ class TrackEconomy:
             ("setup cost", money(t["setup_cost"])),
             ("cost per event", money(t["cost_per_event"])),
             ("events per day", fmt_num(_number(c["events_per_day"]) or 0.0)),
-            ("recurring per day", money(c["daily_cost"])),
+            ("recurring per day", money(c["daily_cost"]) + " (one request at a time)"),
             ("crossover", cross_txt),
             ("prefill / input pass", s(ph["prefill_s"])),
             ("decode / decision", s(ph["decode_s"])),
@@ -95,7 +96,8 @@ class TrackEconomy:
             ("capacity", str(cap["reason"])),
             ("plan", f"{pl['policy']}, {pl['replicas']} replica(s), "
                      f"{pl['total_devices']} device(s)"),
-            ("plan cost per day", money(pl["daily_cost"])),
+            ("plan cost per day", money(pl["daily_cost"]) + " (the plan: "
+             + POLICY_LABELS.get(str(pl["policy"]), str(pl["policy"])) + ")"),
             ("daily budget", money(t["daily_budget"])),
             ("guardrails", "all pass" if g["passed"] else f"{g['binding']} binds"),
             ("reason", str(g["reason"])),

@@ -332,7 +332,8 @@ def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
         checks.append(GuardrailCheck(
             "cost", p.daily_cost <= tr.daily_budget, p.daily_cost, tr.daily_budget,
             f"{tr.cost_unit}/day",
-            f"{p.daily_cost:,.4g} {tr.cost_unit}/day vs budget {tr.daily_budget:,.4g}"))
+            f"{p.daily_cost:,.4g} {tr.cost_unit}/day vs budget {tr.daily_budget:,.4g} "
+            f"{tr.cost_unit}"))
 
     failed = [c for c in checks if not c.passed]
     binding = failed[0].name if failed else None

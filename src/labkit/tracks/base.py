@@ -144,6 +144,13 @@ class Track:
     max_utilisation: float
     narrative: Narrative
     sources: Mapping[str, str]
+    # what one inference handles, plural, for units ("frames/s"); tokens for a transformer
+    input_noun: str = "inferences"
+
+    @property
+    def output_unit(self) -> str:
+        """What throughput counts: ``tokens`` for a language model, else ``input_noun``."""
+        return "tokens" if self.is_transformer else self.input_noun
 
     @property
     def is_transformer(self) -> bool:
@@ -216,14 +223,16 @@ _NON_NEGATIVE = ("setup_cost", "output_tokens_cv", "window_bytes", "max_quality_
                  "batch_timeout_s", "scheduler_overhead_s")
 _COUNTS = ("horizon_days", "devices_per_replica", "batch_size", "arrival_streams")
 _PRECISIONS = ("weight_bits", "kv_bits", "min_kv_bits")
+_OPTIONAL = ("input_noun",)  # fields with a default
 
 
 def _check_inputs(kw: Mapping[str, Any]) -> None:
     """Check the given (not derived) fields; every error names its field."""
-    missing = [f for f in FIELDS if f not in kw and f not in DERIVED_FIELDS]
+    missing = [f for f in FIELDS if f not in kw and f not in DERIVED_FIELDS
+               and f not in _OPTIONAL]
     if missing:
         raise ValueError(f"track fields missing: {', '.join(missing)}")
-    for name in ("id", "label"):
+    for name in ("id", "label", *(f for f in _OPTIONAL if f in kw)):
         if not isinstance(kw[name], str) or not kw[name].strip():
             raise ValueError(f"{name} must be a non-empty string, got {kw[name]!r}")
     for name, resolve in (("hardware_id", get_hardware), ("model_id", get_model)):

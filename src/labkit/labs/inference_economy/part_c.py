@@ -75,7 +75,7 @@ class PartC(Part):
             c["batch"] = lw.int_control("Batch size / slots", self.slots0, 1, self.max_b)
         c["rate"] = lw.log_control(f"Arrivals per replica ({noun}s/s)", self.rate0,
                                    self.rate0 / 10, max(self.rate0 * 3, 1.5 * top))
-        self.unit = "tokens/s" if self.is_lm else "inferences/s"
+        self.unit = f"{tr.output_unit}/s"
         self._setup_charts(cap_tok)
         self.callouts["slo"] = lw.Callout("danger")
         self.callouts["boundary"] = lw.Callout("success")
@@ -161,6 +161,17 @@ class PartC(Part):
     def _cmp(self, s: Settings) -> PolicyComparison:
         """The four policies simulated at the current batch, spread and arrival rate."""
         return self._compare(self._batch(s), float(s.get("cv", self.cv0)), float(s["rate"]))
+
+    def _why(self, cmp: PolicyComparison) -> str:
+        """Why the winner won, in the track's unit (the physics says requests/s)."""
+        win = cmp.results[cmp.winner]
+        passing = [r for r in cmp.results.values() if r.slo_met]
+        top = max(passing, key=lambda r: r.capacity_requests_per_s) if passing else win
+        failed = [p for p in POLICIES if not cmp.results[p].slo_met]
+        return (f"{win.policy} meets the SLO with the most capacity "
+                f"({fmt_num(win.capacity_tokens_per_s)} {self.unit} per replica)"
+                + (f", within 5% of {top.policy}'s and simpler" if win is not top else "")
+                + (f"; {', '.join(failed)} miss the SLO" if failed else ""))
 
     @staticmethod
     def _load(r: PolicyResult) -> str:
@@ -253,7 +264,7 @@ class PartC(Part):
             self.callouts["slo"].clear()
         self.callouts["boundary"].set(
             cmp.any_meets_slo, f"{cmp.winner} wins",
-            f"{lw.esc(cmp.reason)}. Its tail is at {winner.slo_ratio:.0%} of the SLO and its "
+            f"{self._why(cmp)}. Its tail is at {winner.slo_ratio:.0%} of the SLO and its "
             f"load at {self._load(winner)}: more load moves both.")
 
     @depends_on("batch", "rate")

@@ -200,7 +200,7 @@ class Fleet(Scenario):
         cons.append(Constraint.compare(
             "cost", daily, tr.daily_budget, f"{tr.cost_unit}/day",
             f"{devices} x {price:g} USD/h x {tr.active_hours_per_day:g} h = "
-            f"{fmt_count(daily)} USD/day vs budget {fmt_count(tr.daily_budget)}"))
+            f"{fmt_count(daily)} USD/day vs budget {tr.budget_text}"))
         metrics["daily_cost"] = daily
         return Evaluation.of(cons, metrics, devices)
 
