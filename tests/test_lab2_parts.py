@@ -727,3 +727,15 @@ def test_handheld_device_curve_equals_request_phases(make_lab):
     curve = part._device_curve(1024, 4)
     for i, n in enumerate(part.out_grid):
         assert curve[i] == pytest.approx(part._device(1024, int(n), 4)["energy_j"], rel=1e-12)
+
+
+@pytest.mark.parametrize("track", ["oura_ring", "robotaxi"])
+def test_the_cnn_banner_does_not_give_the_prediction_away(make_lab, track):
+    """The banner shows before the prediction is committed: it may say what decides the
+    bound, not the pass's FLOP per byte against the ridge (robotaxi once printed '888
+    FLOP/B ... ridge at 620')."""
+    part = make_lab(track).part("A")
+    d0 = part.default_point
+    ai = float(d0.flops / d0.bytes_moved)
+    hook = part._hook()
+    assert f"{ai:,.3g}" not in hook and "ridge at" not in hook

@@ -299,8 +299,17 @@ EXTRA = {
     "wearable": ("the phone is often out of range, so the ring must decide on its own "
                  "(split = 'on_device')", 'design_D.get("split") == "on_device"',
                  lambda cfg: cfg["split"] == "on_device"),
-    "vehicle": ("INT8 perception is not certified yet: weights stay at 16 bits",
-                'design_D.get("weight_bits") == 16', lambda cfg: cfg["weight_bits"] == 16),
+    "vehicle": ("the second SoC is the planner's hot spare, so perception runs on one SoC "
+                "(layout = 'single')", 'design_D.get("layout") == "single"',
+                lambda cfg: cfg["layout"] == "single"),
+}
+# The values a text-valued design key takes (the controls of Part D show their labels).
+CHOICES = {
+    "vehicle": {"layout": (("single", "one SoC"), ("cameras", "two SoCs, the cameras split"),
+                           ("model", "two SoCs, the model split"))},
+    "wearable": {"split": (("on_device", "run the model on the ring"),
+                           ("features", "send features to the phone"),
+                           ("raw", "send raw audio to the phone"))},
 }
 SLACK = 1.25      # near-optimal: at most 25% more devices than the fewest that work
 DUTY_SLACK = 0.05  # wearable: within 5 points of the highest feasible duty cycle
@@ -363,15 +372,25 @@ does not apply by itself: **{text}**. It must also be near the best design under
 requirement: at most {SLACK:.2f}× the fewest devices that work"""
     statement += (f", and a duty cycle within {DUTY_SLACK:.2f} of the highest that works."
                   if best_duty is not None else ".")
+    choices = CHOICES.get(sc, {})
+    for key, values in choices.items():
+        listed = "; ".join(f"`{v!r}` ({label})" for v, label in values)
+        statement += f"\n\n`{key}` is one of: {listed}."
+    allowed = {key: tuple(v for v, _ in values) for key, values in choices.items()}
     data = f"""
-# Part D (read-only): the keys of your design
+# Part D (read-only): the keys of your design, and the values a text key may take
 DESIGN_KEYS_D = {tuple(DESIGN_KEYS[sc])!r}
+DESIGN_CHOICES_D = {allowed!r}
 """
     solution = f"design_D = {config!r}"
     visible = """
 assert isinstance(design_D, dict), "Part D: design_D must be a dict of your design's settings"
 _missing = set(DESIGN_KEYS_D) - set(design_D)
 assert not _missing, f"Part D: design_D is missing {sorted(_missing)}; see DESIGN_KEYS_D"
+for _key, _values in DESIGN_CHOICES_D.items():
+    assert design_D[_key] in _values, (
+        f"Part D: {_key} must be one of {_values}, got {design_D[_key]!r}")
+print("Part D: design_D has every key, each a valid value")
 """
     duty_check = "" if best_duty is None else f"""
 expect_true(float(design_D["duty"]) >= {best_duty - DUTY_SLACK!r}, "D",

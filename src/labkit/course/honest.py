@@ -11,6 +11,7 @@ notebooks (solutions): instructor side only.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ import nbformat
 
 from labkit.core.answers import AnswerStore
 from labkit.course.report import part_of
-from labkit.course.submission import ANSWERS_FILE, TIMESTAMP_FILE
+from labkit.course.submission import ANSWERS_FILE, SECRET_FILE, TIMESTAMP_FILE
 from labkit.labs.registry import LABS
 
 HONEST = ("full", "blank", "partial")
@@ -70,6 +71,11 @@ def write_honest(kind: str, root: Path, assignment: str, dest: Path) -> Path:
     nbformat.write(nb, dest / nb_path.name)
     (dest / TIMESTAMP_FILE).write_text(
         datetime(2026, 11, 30, 12, 0, tzinfo=UTC).strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+    # what `nbgrader submit` leaves beside a submission (release_feedback needs it); fixed
+    # per student and assignment, so rewriting the fixtures changes nothing
+    student = dest.parent.name
+    (dest / SECRET_FILE).write_text(
+        hashlib.sha256(f"labkit-demo/{student}/{assignment}".encode()).hexdigest()[:32])
     return dest / nb_path.name
 
 
