@@ -31,7 +31,7 @@ import traceback
 from collections.abc import Mapping
 from pathlib import Path
 
-from labkit.course.submission import ANSWERS_FILE, Finding, prepare
+from labkit.course.submission import ANSWERS_FILE, SECRET_FILE, Finding, prepare
 
 RESULT = "result.json"
 
@@ -171,7 +171,10 @@ def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
                     hide=default_hide(job_dir.parent, *job.get("hide", []),
                                       *_course_repository()),
                     keep=default_keep(),
-                    mask=tuple(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
+                    # the notebooks being graded (hidden tests restored) and the submit
+                    # secret never enter the box; the kernel needs neither
+                    mask=(*(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
+                          str(workdir / SECRET_FILE)),
                     uid=uid, memory_bytes=job["memory_bytes"],
                     cpu_seconds=job["cpu_seconds"], isolate=job["isolate"],
                     cgroups=cage.folders if cage else ())

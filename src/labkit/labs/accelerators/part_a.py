@@ -449,16 +449,17 @@ class PartALM(Part):
         kvb = kv_bytes_per_token(m, kb)
         w, k, o = self._shares(pt)
         saving, ctx = self._saving(s), int(s["context"])
+        ai_txt = f"{ai:,.1f}".replace(",", "{,}")  # a decimal, so AI x b / 2 shows B* exactly
         self.math.update(
             f"<p>Machine balance ({mode}): $\\mathrm{{AI}} = C/W = {tex_num(ai)}$ FLOP/byte "
             f"(${tex_num(hw.flops() * d.flop_efficiency)}$ FLOP/s over "
             f"${tex_num(hw.memory_bandwidth * d.bandwidth_efficiency)}$ B/s).</p>"
-            f"$$B^* = \\frac{{\\mathrm{{AI}}\\,b}}{{2}} = \\frac{{{tex_num(ai)} \\times "
+            f"$$B^* = \\frac{{\\mathrm{{AI}}\\,b}}{{2}} = \\frac{{{ai_txt} \\times "
             f"{bits_to_bytes(wb):g}}}{{2}}"
             + (f" \\times {m.moe_sparsity:.3g}" if m.is_moe else "")
             + f" = {tex_num(b_star)}\\ \\text{{sequences}}$$"
             f"$$L^* = \\frac{{2N}}{{\\mathrm{{AI}}\\cdot \\mathrm{{kv\\_bpt}}}} = "
-            f"\\frac{{2 \\times {tex_num(n_act)}}}{{{tex_num(ai)} \\times {tex_num(kvb)}}}"
+            f"\\frac{{2 \\times {tex_num(n_act)}}}{{{ai_txt} \\times {tex_num(kvb)}}}"
             f" = {tex_num(l_star)}\\ \\text{{tokens}}$$"
             "<p>One step of B sequences at context S, terms added (no overlap):</p>"
             "$$t_{\\text{step}} = \\frac{W_{\\text{bytes}}}{BW} + \\frac{2NB}{C} + "

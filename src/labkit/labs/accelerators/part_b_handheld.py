@@ -308,8 +308,9 @@ class PartBHandheld(Part):
         self.math.update(
             f"$$M(S) = W + S\\,\\mathrm{{kv\\_bpt}} = {tex_num(here['weights_bytes'])} + "
             f"{ctx} \\times {tex_num(kvb)} = {tex_num(here['memory_bytes'])}\\ \\text{{B}}"
-            f"\\ \\le {tex_num(self.usable)}$$"
-            f"$$\\mathrm{{TPOT}}(S) \\approx \\frac{{W + S\\,\\mathrm{{kv\\_bpt}}}}{{BW}} + o = "
+            + (f"\\ \\le {tex_num(self.usable)}$$" if here["memory_bytes"] <= self.usable
+               else f"\\ > {tex_num(self.usable)}\\ \\text{{(out of memory)}}$$")
+            + f"$$\\mathrm{{TPOT}}(S) \\approx \\frac{{W + S\\,\\mathrm{{kv\\_bpt}}}}{{BW}} + o = "
             f"{here['tpot_s'] * 1e3:.3g}\\ \\text{{ms}}\\quad (BW = {tex_num(bw)}\\ "
             "\\text{B/s})$$"
             f"$$E_{{\\text{{day}}}} = n \\cdot P\\,(t_{{\\text{{prefill}}}} + "
