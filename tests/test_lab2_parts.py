@@ -739,3 +739,31 @@ def test_the_cnn_banner_does_not_give_the_prediction_away(make_lab, track):
     ai = float(d0.flops / d0.bytes_moved)
     hook = part._hook()
     assert f"{ai:,.3g}" not in hook and "ridge at" not in hook
+
+
+@pytest.mark.parametrize("track", TRACK_IDS)
+def test_every_recovery_hint_of_part_d_names_a_lever_that_works(make_lab, track):
+    """A failing constraint's hint names one control and value; set it, and that
+    constraint passes (the ring once said 'lower the precision, batch more' where only
+    listening less passes; the phone was told to use TP/PP and DP on one phone). Checked
+    at the defaults and at each control's ends."""
+    part = make_lab(track).part("D")
+    defaults = {k: c.value for k, c in part.controls.items()}
+    starts = [{}]
+    for key, ctl in part.controls.items():
+        values = part._candidates(ctl)
+        starts += [{key: values[0]}, {key: values[-1]}]
+    checked = 0
+    for change in starts:
+        _set(part, **{**defaults, **change})
+        here = {k: c.value for k, c in part.controls.items()}
+        for name in [n for n in part.names if part.callouts[n].active]:
+            move = part.levers.get(name)
+            if move is None:
+                assert "no single setting here fixes it" in part.callouts[name].value
+                continue
+            _set(part, **{move[0]: move[1]})
+            assert not part.callouts[name].active, (change, name, move)
+            checked += 1
+            _set(part, **here)
+    assert checked > 0, "no failure to recover from: the test is moot"

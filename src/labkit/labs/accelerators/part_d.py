@@ -65,6 +65,12 @@ _CONSTRAINT_FIX = {
     "throughput": "spread the load over a second SoC", "socs": "use the SoCs the board has",
 }
 
+# where a scenario has other levers than the fleet's (one phone has no TP, PP or DP)
+_SCENARIO_FIX = {
+    ("handheld", "memory"): "lower the weight or KV precision, or serve shorter conversations",
+    ("handheld", "tpot"): "lower the weight or KV precision, or serve shorter conversations",
+}
+
 
 def _shown(x: float | None) -> float | None:
     """A figure as the JSON results show it (non-finite: missing)."""
@@ -80,6 +86,7 @@ class PartD(Part):
     def _setup(self) -> None:
         tr = self.track
         d0 = design_defaults(tr)
+        self.levers: dict[str, tuple[str, object] | None] = {}  # failing -> (key, value)
         self.reference = reference_design(tr)
         self.design = scenario_for(tr)
         for key in self.design.design_keys:
@@ -168,6 +175,60 @@ class PartD(Part):
                             ("two SoCs: split the model", "model")]
             return lw.choice_control("Layout", layouts, "single", style="toggle")
         raise ValueError(f"Part D has no control for design key {key!r}")
+
+    @staticmethod
+    def _candidates(ctl: ipw.ValueWidget) -> list[object]:
+        """The values a control offers (a slider: its steps, or 9 points across it)."""
+        opts = getattr(ctl, "options", None)
+        if opts:
+            return [o[1] if isinstance(o, tuple) else o for o in opts]
+        lo, hi = float(ctl.min), float(ctl.max)
+        if isinstance(ctl, ipw.FloatLogSlider):
+            return [float(ctl.base ** x) for x in np.linspace(lo, hi, 9)]
+        step = float(getattr(ctl, "step", 0) or 0)
+        if step and (hi - lo) / step <= 40:
+            vals = np.arange(lo, hi + step / 2, step)
+        else:
+            vals = np.linspace(lo, hi, 9)
+        return [round(float(v)) if isinstance(ctl, ipw.IntSlider) else round(float(v), 6)
+                for v in vals]
+
+    def _levers(self, config: Mapping[str, object],
+                chk: DesignCheck) -> dict[str, tuple[str, tuple[str, object] | None]]:
+        """For each failing constraint, one change of one control that makes it pass,
+        found with :func:`design_check` itself (so a hint never names a lever that would
+        not work): the one leaving the fewest failures, then the smallest move."""
+        trials: list[tuple[int, int, str, DesignCheck, tuple[str, object]]] = []
+        for key, ctl in self.controls.items():
+            if key not in config:
+                continue
+            values = self._candidates(ctl)
+            here = values.index(config[key]) if config[key] in values else 0
+            for i, value in enumerate(values):
+                if value == config[key]:
+                    continue
+                try:
+                    trial = self.check({**config, key: value})
+                except ValueError:
+                    continue
+                fmt_ = str(getattr(ctl, "readout_format", "") or "g")
+                label = (self.option_label(key, value) if getattr(ctl, "options", None)
+                         else format(value, fmt_) if isinstance(value, float) else str(value))
+                trials.append((len(trial.failed), abs(i - here),
+                               f"{ctl.description or key}: {label}", trial, (key, value)))
+        trials.sort(key=lambda t: (t[0], t[1]))
+        out: dict[str, tuple[str, tuple[str, object] | None]] = {}
+        for name in chk.failed:
+            fix = next((t for t in trials if name not in t[3].failed), None)
+            if fix is None:
+                fallback = _SCENARIO_FIX.get((self.scenario, name)) or _CONSTRAINT_FIX.get(
+                    name, "change more than one setting")
+                out[name] = ("no single setting here fixes it; " + fallback, None)
+            else:
+                out[name] = (f"{fix[2]} passes it"
+                             + (" (and then every constraint passes)" if fix[3].feasible
+                                else f" ({fix[0]} constraint(s) still fail)"), fix[4])
+        return out
 
     def check(self, config: Mapping[str, object]) -> DesignCheck:
         """:func:`design_check` for this part's track (the grader calls the same function)."""
@@ -277,10 +338,12 @@ class PartD(Part):
         ref_txt = ("" if ref_cfg is None else "<div><b>labkit's best design:</b> "
                    + lw.esc(", ".join(f"{k} = {v_}" for k, v_ in ref_cfg.items())) + "</div>")
         self._set_details(html_table(["constraint", "check", "detail"], rows) + ref_txt)
+        levers = self._levers(s, chk) if chk.failed else {}
+        self.levers = {n: move for n, (_, move) in levers.items()}
         for n in self.names:
             c = cons[n]
             self.callouts[n].set(not c.passed, _CONSTRAINT_TITLES.get(n, n),
-                                 lw.esc(c.detail), _CONSTRAINT_FIX.get(n))
+                                 lw.esc(c.detail), levers[n][0] if n in levers else None)
         extra = chk.extra_devices
         self.callouts["boundary"].set(
             feasible, "Feasible: every constraint passes",

@@ -119,7 +119,7 @@ def _constraints(tr: Track, weight_bits: int, kv_bits: int, ctx: int,
         Constraint.compare("energy", mt["daily_mwh"], tr.daily_budget, "mWh/day",
                            f"{fmt_count(mt['requests_per_day'])} requests/day x "
                            f"{fmt_energy(mt['energy_j'])} = {fmt_count(mt['daily_mwh'])} "
-                           f"mWh/day vs {fmt_count(tr.daily_budget)}"),
+                           f"mWh/day vs {tr.budget_text}"),
     ]
 
 

@@ -80,7 +80,7 @@ def _constraints(tr: Track, weight_bits: int, cl: edge.CameraLoad, cams_first: i
                            f"{fmt_count(cl.frames_per_s)} frames/s x "
                            f"{fmt_energy(cl.energy_j_per_frame)} x "
                            f"{tr.active_hours_per_day:g} h = {fmt_count(daily_wh)} Wh/day vs "
-                           f"{fmt_count(tr.daily_budget)}"),
+                           f"{tr.budget_text}"),
         Constraint.compare("link", cl.link_utilisation, tr.max_utilisation, "share of link",
                            f"inter-SoC traffic {format_bytes(cl.link_bytes_per_s)}/s, "
                            f"{cl.link_utilisation:.2%} of the link"),

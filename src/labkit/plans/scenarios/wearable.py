@@ -105,7 +105,7 @@ def _constraints(tr: Track, weight_bits: int, duty: float, rw: Mapping[str, floa
         quality_check(tr, weight_bits, None),
         Constraint.compare("energy", daily, tr.daily_budget, "mWh/day",
                            f"{fmt_count(windows_day)} windows/day x {fmt_energy(sc.energy_j)} "
-                           f"= {fmt_count(daily)} mWh/day vs {fmt_count(tr.daily_budget)}"),
+                           f"= {fmt_count(daily)} mWh/day vs {tr.budget_text}"),
         constraint("coverage", duty >= floor - 1e-9, duty, floor, "share of windows",
                    f"processes {duty:.0%} of windows; at least {floor:.0%} catch a wake word "
                    "said twice", sense="min"),
