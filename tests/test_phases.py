@@ -256,3 +256,21 @@ def test_track_phases_default_batch_is_the_operating_batch():
     assert track_phases("cloud_fleet").batch == 64
     assert track_phases("cloud_fleet", batch=1).tpot_s < track_phases("cloud_fleet").tpot_s
     assert track_phases("robotaxi").batch == 1
+
+
+def test_a_cnn_pass_never_gets_faster_as_the_weight_precision_rises():
+    """Every device and CNN in the registries: 4 <= 8 <= 16 <= 32-bit time per pass (the
+    robotaxi once ran 32-bit weights in its INT8 datapath, faster than 16-bit)."""
+    from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
+    from labkit.registries.hardware import HARDWARE, get_hardware
+    from labkit.registries.models import MODELS, get_model
+
+    checked = 0
+    for hw in HARDWARE:
+        for m in (m for m in MODELS if not get_model(m).is_transformer):
+            t = [float(cnn_inference_time(hw, m, b, 1).latency_s) for b in (4, 8, 16, 32)]
+            assert t == sorted(t), (hw, m, t)
+            assert cnn_compute_precision(hw, 32) != "int8" or "fp16" not in \
+                get_hardware(hw).peak_flops, hw
+            checked += 1
+    assert checked >= 4

@@ -120,11 +120,14 @@ def cnn_compute_precision(hardware: str | Hardware, weight_bits: int) -> str:
 
     4-bit weights are unpacked into the INT8 datapath (W4A8); 16-bit weights run in FP16
     (BF16 where there is no FP16, FP32 where there is neither, as on a Cortex-M4F); 32-bit in
-    FP32. Falls back to the device's default precision.
+    FP32 (TF32, then the 16-bit datapath, where the registry has no FP32 figure). A wider
+    weight never falls back to a *narrower, faster* datapath, so time per pass never falls
+    as the precision rises. Falls back to the device's default precision.
     """
     hw = get_hardware(hardware)
     bits = v.precision_bits("weight_bits", weight_bits)
-    wanted = {4: ("int8",), 8: ("int8",), 16: ("fp16", "bf16", "fp32"), 32: ("fp32",)}[bits]
+    wanted = {4: ("int8", "fp16", "bf16", "fp32"), 8: ("int8", "fp16", "bf16", "fp32"),
+              16: ("fp16", "bf16", "fp32", "tf32"), 32: ("fp32", "tf32", "fp16", "bf16")}[bits]
     for p in wanted:
         if p in hw.peak_flops:
             return p
