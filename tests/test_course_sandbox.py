@@ -552,6 +552,11 @@ def test_unparsable_policy_is_an_error(tmp_path):
     assert not marker.exists()
 
 
+def test_a_root_kernel_uid_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="uid"):
+        Policy(workdir=str(tmp_path), ipc_dir=str(tmp_path), uid=0)
+
+
 @pytest.mark.parametrize("field", ["memory_bytes", "scratch_bytes", "processes"])
 def test_a_non_positive_limit_names_the_field(tmp_path, field):
     with pytest.raises(ValueError, match=field):

@@ -108,6 +108,8 @@ class Policy:
     env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.uid <= 0:  # as root the kernel becomes this uid: never root itself
+            raise ValueError(f"Policy.uid must be a positive, non-root uid, got {self.uid}")
         for name in ("memory_bytes", "cpu_seconds", "file_bytes", "processes",
                      "scratch_bytes"):
             if getattr(self, name) <= 0:
