@@ -27,13 +27,27 @@ def graded(tmp_path_factory):
     """Every committed fixture submission graded in parallel (the expensive part: ~1 min)."""
     tmp = tmp_path_factory.mktemp("fixture-course")
     db_url = fixture_course(tmp, LAB1)
+    before = os.stat("/dev/null")
     report = grade(tmp, LAB1, db_url=db_url,
                    options=GradeOptions(workers=2, cell_timeout=10, progress=False))
+    _DEV_NULL.extend([before, os.stat("/dev/null")])
     return tmp, db_url, report
+
+
+_DEV_NULL: list[os.stat_result] = []
 
 
 def test_every_fixture_gets_its_expected_score_reason_and_flag(graded):
     check_expected(*graded, EXPECTED)
+
+
+def test_grading_leaves_the_hosts_dev_null_as_it_was(graded):
+    """Grading as root once set /dev/null to mode 0600 (a chmod through a mask's bind),
+    breaking every non-root process on the server."""
+    before, after = _DEV_NULL
+    assert (after.st_mode, after.st_uid, after.st_gid, after.st_rdev) == (
+        before.st_mode, before.st_uid, before.st_gid, before.st_rdev)
+    assert after.st_mode & 0o666 == 0o666
 
 
 def _autograded(root: Path, student: str) -> str:
