@@ -44,6 +44,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field, fields
@@ -256,7 +257,7 @@ def _workdir_args(policy: Policy, fds: _Fds, dirs: _Dirs) -> list[str]:
             except OSError:
                 continue  # a link (ELOOP), a FIFO without writer, gone
             st = os.fstat(fd)
-            if not (os.path.isfile(f"/proc/self/fd/{fd}") and st.st_size <= budget):
+            if not (stat.S_ISREG(st.st_mode) and st.st_size <= budget):
                 os.close(fd)
                 continue
             budget -= st.st_size

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from labkit.core import validation as v
+from labkit.core.format import fmt_count
 from labkit.core.units import J_PER_MWH, J_PER_WH, SECONDS_PER_HOUR
 from labkit.physics.batching import ARRIVALS, POLICIES
 from labkit.physics.kvcache import kv_bytes_per_token
@@ -174,8 +175,6 @@ class Track:
     @property
     def budget_text(self) -> str:
         """The daily budget with its unit, as a student reads it: ``8 mWh``, ``15,500 USD``."""
-        from labkit.core.format import fmt_count
-
         return f"{fmt_count(self.daily_budget)} {self.cost_unit}"
 
     @property

@@ -240,7 +240,7 @@ class PartCVehicle(Part):
             f"{format_bytes(self.hw.interconnect_bandwidth)}/s.", "send fewer bytes per frame")
         self.callouts["energy"].set(
             fails["energy"], "Over the energy budget",
-            f"{fmt_count(daily)} {tr.cost_unit}/day vs {tr.budget_text}.",
+            f"{fmt_count(daily)} Wh/day vs {tr.budget_text}.",
             "fewer frames, or one pass per frame (not two half-passes)")
         self.callouts["boundary"].set(
             not any(fails.values()),

@@ -223,7 +223,7 @@ class PartCWearable(Part):
              lw.PALETTE["blue"]),
             ("per window", fmt_energy(mine.energy_j), f"{fmt_time(mine.latency_s)} to decide",
              lw.PALETTE["orange"]),
-            ("per day", f"{fmt_count(daily)} {tr.cost_unit}",
+            ("per day", f"{fmt_count(daily)} mWh",  # J_PER_MWH above: always mWh
              f"budget {tr.budget_text}", lw.PALETTE["teal"]),
             ("cheapest in time", "none" if best is None else self.option_label("split", best),
              f"at {interval:g} ms, {duty:.0%} duty", lw.PALETTE["green"]),
