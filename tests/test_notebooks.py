@@ -13,6 +13,7 @@ import pytest
 from nbclient import NotebookClient
 
 from course_helpers import LABS, TRACKS, is_grade_cell, kernel_env, notebook_path
+from text_checks import problems
 
 CELL_TIMEOUT_S = 120
 
@@ -31,12 +32,37 @@ def test_source_notebook_runs_without_error_under_papermill(lab, track, workdir)
     out = workdir / "executed.ipynb"
     papermill.execute_notebook(str(src), str(out), cwd=str(workdir), kernel_name="python3",
                                execution_timeout=CELL_TIMEOUT_S, progress_bar=False,
-                               log_output=False)
+                               log_output=False, request_save_on_cell_execute=False)
     nb = nbformat.read(out, as_version=4)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error" or o.get("name") == "stderr"]
     assert not errors, errors[:2]
     assert (workdir / "labkit_answers.json").exists()
+    found = problems(shown_texts(nb))
+    assert not found, "\n".join(found[:20])
+
+
+def shown_texts(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Everything the executed notebook shows a student: its Markdown, its text and HTML
+    outputs, and the value of every HTML widget in the saved widget state (the parts'
+    readouts, callouts, reveals and math peeks as the run left them)."""
+    texts: dict[str, str] = {}
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            texts[f"cell {i} (markdown)"] = cell.source
+            continue
+        for j, o in enumerate(cell.get("outputs", [])):
+            data = o.get("data", {})
+            text = o.get("text") or data.get("text/html") or data.get("text/markdown") or ""
+            if not data.get("application/vnd.jupyter.widget-view+json"):
+                texts[f"cell {i} output {j}"] = "".join(text)
+    state = nb.metadata.get("widgets", {}).get(
+        "application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    assert state, "papermill saved no widget state: the widget check would see nothing"
+    for model_id, model in state.items():
+        if model.get("model_name") in ("HTMLModel", "HTMLMathModel", "LabelModel"):
+            texts[f"widget {model_id[:8]}"] = str(model.get("state", {}).get("value", ""))
+    return texts
 
 
 @pytest.mark.parametrize("track", TRACKS)
