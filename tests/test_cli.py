@@ -70,9 +70,21 @@ def test_parallelism_contract():
 
 
 def test_list_and_readable_tables():
-    assert "ahbm-pe" in run("list", "hardware").stdout
-    assert "deepseek-v3" in run("list", "models").stdout
+    hardware = run("list", "hardware").stdout.splitlines()
+    assert hardware[0].split()[:2] == ["id", "name"]
+    assert "peak TFLOP/s" in hardware[0] and "memory GB/s" in hardware[0]
+    assert any(line.startswith("ahbm-pe ") for line in hardware)
+    models = run("list", "models").stdout.splitlines()
+    assert "params (total)" in models[0]
+    row = next(line for line in models if line.startswith("llama-3.1-70b "))
+    assert "70.6 B" in row
     assert "oura_ring" in run("list", "tracks").stdout
+
+
+def test_a_closed_pipe_is_not_an_error():
+    proc = subprocess.run(f"{LABKIT} list hardware | head -1", shell=True, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     table = run("roofline", "--hardware", "h100-sxm", "--model", "llama-3-8b").stdout
     assert "critical_batch" in table and "{" not in table
 
@@ -93,6 +105,12 @@ def test_list_and_readable_tables():
     (["roofline", "--hardware", "h100-sxm", "--model", "yolov8n"], "model must be a transformer"),
     (["economy", "--track", "moon_base"], "unknown track id"),
     (["list", "gpus"], "invalid choice"),
+    ([], "required: {roofline,size,economy,parallelism,list,course,summary}"),
+    (["course"], "required: {build,grade,feedback,export,demo,fixtures}"),
+    (["course", "grade", "lab1", "--workers", "0"], "--workers: must be an integer >= 1"),
+    (["course", "demo", "--workers", "-1"], "--workers: must be an integer >= 1"),
+    (["course", "grade", "lab1", "--track", "iphon", "--root", "."],
+     "Did you mean 'iphone'?"),
 ])
 def test_bad_argument_exits_nonzero_with_one_line(args, needle):
     proc = run(*args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -98,7 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     _course_commands(sub.add_parser("course", help="instructor tools: build the notebooks"))
     p = sub.add_parser("summary", help="track summaries and the paper's roofline figures")
     p.add_argument("--json", action="store_true")
+    _name_commands(sub)
     return parser
+
+
+def _name_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Usage and "required" errors list the commands, not the internal ``dest``."""
+    sub.metavar = "{" + ",".join(sub.choices) + "}"
 
 
 def _course_where(q: argparse.ArgumentParser) -> None:
@@ -128,8 +135,8 @@ def _course_commands(p: argparse.ArgumentParser) -> None:
                           "each in a sandbox; resumable")
     g.add_argument("lab", help="a lab (lab1) or one assignment (lab1_iphone)")
     g.add_argument("--track", action="append", default=None, help="only this track (repeat)")
-    g.add_argument("--workers", type=_number("workers", 0, integer=True, strict=False),
-                   default=0, help="local worker processes (default: cores + 1)")
+    g.add_argument("--workers", type=_count, default=None,
+                   help="local worker processes, >= 1 (default: cores + 1)")
     g.add_argument("--scheduler", default=None,
                    help="grade on a Dask cluster instead, e.g. tcp://host:8786")
     g.add_argument("--cell-timeout", type=_count, default=60, help="seconds per cell")
@@ -155,14 +162,15 @@ def _course_commands(p: argparse.ArgumentParser) -> None:
     d.add_argument("--dir", default="out/demo-course", help="demo course folder (replaced)")
     d.add_argument("--labs", nargs="+", default=None,
                    help="labs to include (default: every lab in labkit.labs.LABS)")
-    d.add_argument("--workers", type=_number("workers", 0, integer=True, strict=False),
-                   default=0)
+    d.add_argument("--workers", type=_count, default=None,
+                   help="local worker processes, >= 1 (default: cores + 1)")
     d.add_argument("--root", default=None, help="course repository (default: search up)")
 
     x = course.add_parser("fixtures", help="rewrite autograder/fixtures (honest and hostile "
                           "submissions with expected scores)")
     x.add_argument("--lab", default="lab1")
     x.add_argument("--root", default=None, help="course repository (default: search up)")
+    _name_commands(course)
 
 
 # ---------------------------------------------------------------------------- commands
@@ -288,13 +296,36 @@ def _registry_rows(what: str) -> list[dict[str, object]]:
             for t in TRACKS.values()]
 
 
+_LIST_HEADERS = {
+    "id": "id", "name": "name", "kind": "kind", "peak_tflops": "peak TFLOP/s",
+    "precision": "at", "bandwidth_gb_s": "memory GB/s", "memory": "memory",
+    "architecture": "architecture", "params_total": "params (total)",
+    "params_active": "params (active)", "label": "label", "hardware": "hardware id",
+    "model": "model id"}
+
+
+def _list_cell(key: str, value: object) -> str:
+    if key.startswith("params_") and isinstance(value, int | float):
+        for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+            if value >= scale:
+                return f"{value / scale:.3g} {suffix}"
+    return _fmt(value)
+
+
 def _cmd_list(a: argparse.Namespace) -> None:
     rows = _registry_rows(a.what)
     if a.json:
         print(json.dumps(rows, indent=2))
         return
-    for row in rows:
-        print("  ".join(_fmt(v) for v in row.values()))
+    keys = list(rows[0]) if rows else []
+    cells = [[_LIST_HEADERS[k] for k in keys]] + [
+        [_list_cell(k, row[k]) for k in keys] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(keys))]
+    numeric = {i for i, k in enumerate(keys)
+               if all(isinstance(row[k], int | float) for row in rows)}
+    for r in cells:
+        print("  ".join(c.rjust(w) if i in numeric else c.ljust(w)
+                        for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
 
 
 PAPER_POINTS = ((8192, 1), (8192, 256), (1_048_576, 1), (1_048_576, 256))
@@ -363,7 +394,8 @@ def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
         from labkit.labs.registry import LABS
 
         labs = [LABS.get_lab(x).id for x in a.labs] if a.labs else list(LABS)
-        raise SystemExit(demo.run_pipeline(root, Path(a.dir).resolve(), labs, a.workers))
+        raise SystemExit(demo.run_pipeline(root, Path(a.dir).resolve(), labs,
+                                           a.workers or 0))
     if a.course_command == "fixtures":
         dest = root / "autograder" / "fixtures" / a.lab
         expected = demo.write_fixture_set(root, dest, a.lab)
@@ -380,15 +412,23 @@ def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
             print(f"wrote {path}")
         print(f"class summary: {out.summary_html}")
         return
+    if a.track:
+        from labkit.tracks import get_track
+
+        for t in a.track:
+            get_track(t)  # an unknown id: ValueError with the close matches
     names = demo.lab_assignments(root, a.lab, a.track)
     if a.course_command == "feedback":
         from labkit.course.feedback import write_feedback
 
         paths = write_feedback(root, db, names)
         print(f"wrote {len(paths)} feedback file(s) under {root / 'feedback'}")
+        if not paths:
+            print(f"nothing to write: no graded submission of {', '.join(names)} in {db}; "
+                  f"grade first: labkit course grade {a.lab}")
         return
     try:
-        options = GradeOptions(workers=a.workers, cell_timeout=a.cell_timeout,
+        options = GradeOptions(workers=a.workers or 0, cell_timeout=a.cell_timeout,
                                job_timeout=a.job_timeout, memory_mb=a.memory_mb,
                                isolate=not a.no_isolation, scheduler=a.scheduler,
                                force=a.force)
@@ -397,6 +437,10 @@ def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
         print(f"labkit: error: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
     print(report.summary())
+    if not report.outcomes:
+        print(f"nothing to grade: no submission of {', '.join(names)} under "
+              f"{root / 'submitted'}/<student>/<assignment>/; collect them first: "
+              f"nbgrader collect {names[0]}")
     if report.errors:
         raise SystemExit(1)
 
@@ -413,6 +457,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         COMMANDS[args.command](args)
+    except BrokenPipeError:  # `labkit list models | head`: the reader left, not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 -- no flush error at exit
+        return 0
     except ValueError as exc:  # bad ids and out-of-range values from the models
         print(f"labkit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
