@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _name_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _name_commands(sub: argparse._SubParsersAction) -> None:
     """Usage and "required" errors list the commands, not the internal ``dest``."""
     sub.metavar = "{" + ",".join(sub.choices) + "}"
 
