@@ -490,3 +490,18 @@ def test_vectorised_equals_loop_property(hw: str, model: str, ctx: int, batch: i
         assert "no deployment" in str(err)
         return
     assert_same_search(fast, par.search_loop(hw, model, ctx, batch, max_devices=256))
+
+
+def test_pipeline_bubble_opens_when_stages_outnumber_micro_batches():
+    """The paper's PP stop rule: one sequence on PP2 leaves a stage idle half the cycle
+    (bubble >= 50% > 10%); 64 sequences fill both stages (bubble = the hand-off share)."""
+    from labkit.physics.parallelism import PP_BUBBLE_STOP, config_at, stop_criteria
+
+    lone = stop_criteria(config_at("h100-sxm", "llama-3.1-70b", 4096, 1, 16, 16,
+                                   (4, 1, 2, 1, 1), mode="achievable"), 200)
+    full = stop_criteria(config_at("h100-sxm", "llama-3.1-70b", 4096, 64, 16, 16,
+                                   (4, 1, 2, 1, 1), mode="achievable"), 200)
+    assert lone.micro_batches == 1 and lone.bubble >= 0.5 and lone.pp_stop
+    assert full.micro_batches == 2 and full.bubble < PP_BUBBLE_STOP and not full.pp_stop
+    assert full.bubble == pytest.approx(full.handoff_s / full.token_s, rel=1e-9)
+    assert full.below_b_star and not full.dp_stop  # 64 < 200 but a single replica

@@ -43,6 +43,8 @@ from labkit.plans.scenarios.common import (
     slo_tpot,
 )
 from labkit.plans.scenarios.fleet import (
+    MOE_OPTIONS,
+    fleet_models,
     fleet_sizing,
     fleet_table,
     not_candidate_reason,
@@ -60,11 +62,12 @@ from labkit.tracks import TRACKS, Track, get_track
 
 __all__ = [
     "BATCH_SLO_TPOT_S", "CONTEXT_BUCKETS", "DESIGN_KEYS", "DESIGN_MAX_DEVICES", "DESIGN_MODE",
-    "DEVICE_BUCKETS", "DUTY_BUCKETS", "DUTY_STEPS", "INTERVALS_MS", "MODES", "OFF_SCALE",
+    "DEVICE_BUCKETS", "DUTY_BUCKETS", "DUTY_STEPS", "INTERVALS_MS", "MODES", "MOE_OPTIONS",
+    "OFF_SCALE",
     "SCENARIOS", "VEHICLE_LAYOUTS", "Config", "Constraint", "DesignCheck", "Evaluation",
     "Objective", "ReferenceDesign", "Scenario", "active_seconds", "allowed_precisions",
     "cameras_and_fps", "context_bucket", "design_check", "design_defaults", "device_bucket",
-    "duty_bucket", "fleet_sizing", "fleet_table", "fleet_users", "handheld_curves",
+    "duty_bucket", "fleet_models", "fleet_sizing", "fleet_table", "fleet_users", "handheld_curves",
     "handheld_metrics", "not_candidate_reason", "per_replica_limits", "quality_check",
     "reference_design", "ring_split", "ring_window", "scenario", "scenario_for", "slo_class",
     "slo_tpot", "vehicle_frame", "vehicle_load"

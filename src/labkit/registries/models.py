@@ -179,7 +179,12 @@ MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
        moe_ffn_dim=14336, experts_total=8, experts_active=2, vocab=32000, max_context=32768,
        params_total=46.7e9, params_active=12.9e9,
        sources={"shape": "Mixtral-8x7B config.json; Jiang et al. 2024, Mixtral of Experts",
-                "params": "Mixtral paper: 47B total, 13B active per token"}),
+                "params": "Mixtral paper: 47B total, 13B active per token (46.7B / 12.9B "
+                          "on the model card)",
+                "max_context": "Mixtral paper: trained with a 32k-token context "
+                               "(config.json max_position_embeddings 32768)",
+                "experts": "config.json: num_local_experts 8, num_experts_per_tok 2; every "
+                           "layer is MoE"}),
     _m(id="deepseek-v3", name="DeepSeek-V3", architecture=TRANSFORMER,
        layers=61, hidden=7168, q_heads=128, kv_heads=128, d_head=128, ffn_dim=18432,
        moe_ffn_dim=2048, experts_total=256, experts_active=8, shared_experts=1,
@@ -188,7 +193,14 @@ MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
        params_total=671e9, params_active=37e9,
        sources={"shape": "DeepSeek-V3 config.json and technical report (MLA, 256 routed + 1 "
                          "shared expert, 8 active, first 3 layers dense)",
-                "params": "DeepSeek-V3 technical report: 671B total, 37B activated"}),
+                "params": "DeepSeek-V3 technical report: 671B total, 37B activated (the "
+                          "14B multi-token-prediction module of the 685B checkpoint is "
+                          "not counted)",
+                "max_context": "technical report: context extended to 128K (131,072) "
+                               "tokens; config.json max_position_embeddings is 163840",
+                "experts": "config.json: n_routed_experts 256, num_experts_per_tok 8, "
+                           "n_shared_experts 1, first_k_dense_replace 3, "
+                           "moe_intermediate_size 2048"}),
     _m(id="mobilenet-v2", name="MobileNetV2 1.0 (224x224)", architecture=CNN,
        params_total=3.4e6, params_active=3.4e6, flops_per_inference=2 * 300e6,
        activation_bytes_int8=1.2e6, input_desc="one 224x224 RGB frame",

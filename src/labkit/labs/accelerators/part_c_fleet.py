@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -11,10 +10,11 @@ from labkit import ui as lw
 from labkit.core.format import (
     fmt_time,
     format_bytes,
-    tex_num,
 )
 from labkit.core.grids import pow2
+from labkit.labs.accelerators import part_c_fleet_paper as paper
 from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.labs.accelerators.part_c_fleet_paper import AXES, layout_label
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -22,23 +22,38 @@ from labkit.labs.common import (
     Spec,
     computed,
     depends_on,
-    html_table,
     metric_cards,
 )
 from labkit.physics.capacity import SLO_TARGETS
-from labkit.physics.parallelism import ConfigTable, ParallelConfig, ParallelismSearch, search
-from labkit.plans.design import DESIGN_MAX_DEVICES, DESIGN_MODE, fleet_table, not_candidate_reason
+from labkit.physics.parallelism import (
+    PP_BUBBLE_STOP,
+    ConfigTable,
+    ExpertShare,
+    ParallelConfig,
+    ParallelismSearch,
+    StopCriteria,
+    expert_share,
+    micro_batches,
+    pipeline_bubble,
+    search,
+    stop_criteria,
+)
+from labkit.physics.roofline import critical_batch
+from labkit.plans.design import (
+    DESIGN_MAX_DEVICES,
+    DESIGN_MODE,
+    fleet_models,
+    fleet_table,
+    not_candidate_reason,
+    slo_class,
+)
+from labkit.plans.scenarios.tiers import TierRow, layout_ttft, tier_rows
+from labkit.registries.models import Model, get_model
 from labkit.ui.charts import lin_top, log_domain
 
 # -- Part C: parallelism and hand-off -------------------------------------------------------------
 
-AXES = ("tp", "cp", "pp", "dp", "ep")
-
-
-def layout_label(degrees: Sequence[int]) -> str:
-    """'TP4', 'TP2 x PP2', 'TP8 x DP4', '1 device' for (tp, cp, pp, dp, ep)."""
-    parts = [f"{a.upper()}{d}" for a, d in zip(AXES, degrees, strict=True) if d > 1]
-    return " x ".join(parts) if parts else "1 device"
+__all__ = ["AXES", "Layout", "PartCFleet", "Preset", "layout_label"]
 
 
 @dataclass(frozen=True)
@@ -55,9 +70,11 @@ class Preset:
 
 @dataclass(frozen=True)
 class Layout:
-    """Your layout for a symptom: its row in the table and the one with the axis doubled."""
+    """Your layout for a symptom and model: its row in the table, the one with the axis
+    doubled, its stop rules (None: not a layout) and its routed-expert share."""
 
     key: str
+    model: Model
     preset: Preset
     table: ConfigTable
     index: dict[tuple[int, ...], int]
@@ -65,6 +82,8 @@ class Layout:
     nxt: tuple[int, ...]
     cfg: ParallelConfig | None
     cfg2: ParallelConfig | None
+    crit: StopCriteria | None
+    share: ExpertShare
 
     @property
     def devices(self) -> int:
@@ -84,55 +103,52 @@ class PartCFleet(Part):
     letter = "C"
 
     def _setup(self) -> None:
-        tr, m, hw = self.track, self.model, self.hw
+        tr, m = self.track, self.model
         self.ctx0, self.b0 = int(tr.context_tokens or 0), int(tr.batch_size)
-        self._setup_presets()
-        long_ctx = m.max_context
+        self.models = {mid: get_model(mid) for mid in fleet_models(tr)}
+        self._presets: dict[str, dict[str, Preset]] = {}
+        self.presets = self.presets_for(m)
+        experts = max([x.experts_total for x in self.models.values() if x.is_moe] or [1])
         self.opts = {
-            "tp": pow2(min(m.q_heads, 64)), "cp": pow2(min(long_ctx // 1024, 64)),
-            "pp": pow2(min(m.layers, 64)), "dp": pow2(256),
-            "ep": [e for e in pow2(m.experts_total) if m.experts_total % e == 0]
-            if m.is_moe else [1],
+            "tp": pow2(min(m.q_heads, 64)), "cp": pow2(min(m.max_context // 1024, 64)),
+            "pp": pow2(min(m.layers, 64)), "dp": pow2(256), "ep": pow2(experts),
         }
         self._setup_controls()
-        wb, kb = tr.weight_bits, tr.kv_bits
-        self.tables = {k: fleet_table(tr, wb, kb, p.context, p.batch)
-                       for k, p in self.presets.items()}
-        self.searches: dict[str, ParallelismSearch | None] = {}
-        for k, p in self.presets.items():
-            try:
-                self.searches[k] = search(hw, m, p.context, p.batch, wb, kb,
-                                          max_devices=DESIGN_MAX_DEVICES,
-                                          latency_slo_s=p.slo, mode=DESIGN_MODE)
-            except ValueError:
-                self.searches[k] = None
-        try:
-            s0 = search(hw, m, self.ctx0, self.b0, wb, kb, max_devices=DESIGN_MAX_DEVICES,
-                        latency_slo_s=tr.slo_s, mode=DESIGN_MODE)
-            self.default_search: ParallelismSearch | None = s0
-            self._expected = layout_label(s0.chosen.degrees)
-        except ValueError:
-            self.default_search, self._expected = None, "none fits"
+        self.wb, self.kb = tr.weight_bits, tr.kv_bits
+        self._tables: dict[tuple[str, str], tuple[ConfigTable, dict[tuple[int, ...], int]]] = {}
+        self._searches: dict[tuple[str, str], ParallelismSearch | None] = {}
+        self._b_star: dict[str, float] = {}
+        s0 = self.search_for(m.id, "weights")
+        self.default_search = s0
+        self._expected = "none fits" if s0 is None else layout_label(s0.chosen.degrees)
         self._setup_bar_charts()
         self._setup_pareto_chart()
         self._setup_stop_chart()
         self._callout("diagnosis", "info")
-        for name in ("not_candidate", "oom", "slo"):
+        for name in ("not_candidate", "oom", "slo", "ttft"):
             self._callout(name, "danger")
-        for name in ("comm", "kv_heads", "scaleout"):
+        for name in ("comm", "kv_heads", "scaleout", "pp_bubble", "dp_critical", "disagg"):
             self._callout(name, "warn")
+        self._callout("stop_rules", "info")
+        self._callout("experts", "info")
         self._callout("boundary", "success")
 
-    def _setup_presets(self) -> None:
-        tr, m = self.track, self.model
+    def presets_for(self, m: Model) -> dict[str, Preset]:
+        """The symptom workloads for model ``m`` (contexts capped at its limit; cached)."""
+        if m.id not in self._presets:
+            self._presets[m.id] = self._make_presets(m)
+        return self._presets[m.id]
+
+    def _make_presets(self, m: Model) -> dict[str, Preset]:
+        tr = self.track
         long_ctx = m.max_context
         voice = SLO_TARGETS["voice"].tpot_s
         tight = float(voice[0]) if voice is not None else tr.slo_s / 2
-        self.presets: dict[str, Preset] = {}
+        presets: dict[str, Preset] = {}
 
         def add(key: str, label: str, batch: int, ctx: int, slo: float, axis: str,
                 first: str) -> None:
-            self.presets[key] = Preset(label, batch, min(ctx, long_ctx), slo, axis, first)
+            presets[key] = Preset(label, batch, min(ctx, long_ctx), slo, axis, first)
 
         add("weights", "Weight memory doesn't fit (the track's own workload)", self.b0,
             self.ctx0, tr.slo_s, "tp", "TP within a fast domain")
@@ -145,16 +161,49 @@ class PartCFleet(Part):
             "outer DP")
         add("nodes", "Model spans multiple nodes", self.b0, 8 * self.ctx0, tr.slo_s, "pp",
             "TP inside a node, PP across nodes")
-        if m.is_moe:
+        if any(x.is_moe for x in self.models.values()):
             add("moe", "MoE expert weight memory", self.b0, self.ctx0, tr.slo_s, "ep", "EP")
+        return presets
+
+    def table_for(self, model_id: str, key: str
+                  ) -> tuple[ConfigTable, dict[tuple[int, ...], int]]:
+        """Every layout of symptom ``key``'s workload with ``model_id`` (cached)."""
+        if (model_id, key) not in self._tables:
+            p = self.presets_for(self.models[model_id])[key]
+            self._tables[(model_id, key)] = fleet_table(self.track, self.wb, self.kb,
+                                                        p.context, p.batch, model_id)
+        return self._tables[(model_id, key)]
+
+    def search_for(self, model_id: str, key: str) -> ParallelismSearch | None:
+        """labkit's fewest-device layout of that workload (None: nothing fits; cached)."""
+        if (model_id, key) not in self._searches:
+            p = self.presets_for(self.models[model_id])[key]
+            try:
+                sr: ParallelismSearch | None = search(
+                    self.hw, model_id, p.context, p.batch, self.wb, self.kb,
+                    max_devices=DESIGN_MAX_DEVICES, latency_slo_s=p.slo, mode=DESIGN_MODE)
+            except ValueError:
+                sr = None
+            self._searches[(model_id, key)] = sr
+        return self._searches[(model_id, key)]
+
+    def b_star(self, model_id: str) -> float:
+        """Critical batch B* of ``model_id`` at the track's weight precision (design mode)."""
+        if model_id not in self._b_star:
+            self._b_star[model_id] = float(critical_batch(self.hw, model_id, self.wb,
+                                                          mode=DESIGN_MODE))
+        return self._b_star[model_id]
 
     def _setup_controls(self) -> None:
         c = self.controls
         c["symptom"] = lw.choice_control(
             "Dominant problem", [(p.label, k) for k, p in self.presets.items()], "weights")
+        c["model"] = lw.choice_control(
+            "Model", [(paper.model_label(m, mid == self.track.model_id), mid)
+                      for mid, m in self.models.items()], self.track.model_id)
         dflt = {"tp": self.track.devices_per_replica}
         for ax in AXES:
-            if ax == "ep" and not self.model.is_moe:
+            if ax == "ep" and len(self.opts["ep"]) < 2:
                 continue
             c[ax] = lw.selection_control(f"{ax.upper()} degree",
                                          [(str(x), x) for x in self.opts[ax]],
@@ -224,8 +273,11 @@ class PartCFleet(Part):
         self.m_stop_dom = lw.vline_mark(float(hw.domain_size), sx, color=lw.PALETTE["grey"],
                                         line_style="dotted", label="leaves the fast domain",
                                         legend=True)
+        self.m_stop_rule = lw.vline_mark(2.0, sx, color=lw.PALETTE["teal"],
+                                         line_style="dashed",
+                                         label="the paper's stop rule fires", legend=True)
         self.figures["stop"] = lw.figure(
-            [self.m_stop, self.m_stop_kv, self.m_stop_dom], sx, sy,
+            [self.m_stop, self.m_stop_kv, self.m_stop_dom, self.m_stop_rule], sx, sy,
             x_label="degree of the axis to add (log)", y_label="ms (log)",
             title="When to stop adding the axis", legend=True, legend_location="top-right",
             x_tick_format=".0f", y_tick_format=".2~g", height=300)
@@ -266,15 +318,38 @@ class PartCFleet(Part):
     @computed(ALL)
     def _layout(self, s: Settings) -> Layout:
         key = str(s["symptom"])
-        p = self.presets[key]
-        table, index = self.tables[key]
+        m = self.models[str(s["model"])]
+        p = self.presets_for(m)[key]
+        table, index = self.table_for(m.id, key)
         deg = self._degrees(s)
         nxt = list(deg)
         nxt[AXES.index(p.axis)] *= 2
         row, row2 = index.get(deg), index.get(tuple(nxt))
-        return Layout(key, p, table, index, deg, tuple(nxt),
-                      None if row is None else table.config(row),
-                      None if row2 is None else table.config(row2))
+        cfg = None if row is None else table.config(row)
+        return Layout(key, m, p, table, index, deg, tuple(nxt), cfg,
+                      None if row2 is None else table.config(row2),
+                      None if cfg is None else stop_criteria(cfg, self.b_star(m.id)),
+                      expert_share(m, deg[0], deg[2], deg[4], self.wb))
+
+    @computed(ALL)
+    def _prefill(self, s: Settings) -> paper.Prefill | None:
+        """The TTFT check of your layout on the symptom's prompt (None: not a layout)."""
+        lay = self._layout(s)
+        if lay.cfg is None:
+            return None
+        p, tr = lay.preset, self.track
+        prompt = max(1, p.context - int(tr.output_tokens or 0))
+        ttft = layout_ttft(self.hw, lay.model, prompt, self.wb, self.kb, lay.deg[0],
+                           lay.deg[1])
+        return paper.Prefill(prompt, ttft, tr.ttft_slo_s, p.slo)
+
+    @computed(ALL)
+    def _tiers(self, s: Settings) -> tuple[TierRow, ...]:
+        """The paper's tiers with this model, and your layout's row when it is one."""
+        lay = self._layout(s)
+        yours = None if lay.cfg is None else (
+            tuple(lay.deg), lay.preset.context, lay.preset.batch)
+        return tier_rows(self.track, lay.model, self.wb, self.kb, yours)  # type: ignore[arg-type]
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)
@@ -284,8 +359,8 @@ class PartCFleet(Part):
         cfg, cfg2, slo = lay.cfg, lay.cfg2, lay.preset.slo
         names = [f"yours: {layout_label(lay.deg)}",
                  f"+{lay.preset.axis.upper()}: {layout_label(lay.nxt)}"]
-        mem_y = np.asarray([_memory_gb(cfg), _memory_gb(cfg2)]).T
-        tim_y = np.asarray([_time_ms(cfg), _time_ms(cfg2)]).T
+        mem_y = np.asarray([paper.memory_gb(cfg), paper.memory_gb(cfg2)]).T
+        tim_y = np.asarray([paper.time_ms(cfg), paper.time_ms(cfg2)]).T
         lw.update_marks({
             self.m_mem: {"x": names, "y": mem_y},
             self.s_mem: {"max": lin_top(np.concatenate([mem_y.sum(axis=0),
@@ -298,15 +373,15 @@ class PartCFleet(Part):
                              "visible": True} if cfg is not None else {"visible": False}),
         })
 
-    @depends_on("symptom")
+    @depends_on("symptom", "model")
     def _draw_pareto(self, s: Settings) -> None:
         """Every layout that fits this workload, the frontier and the SLO lines."""
-        key = str(s["symptom"])
-        table, _ = self.tables[key]
-        slo = self.presets[key].slo
+        key, mid = str(s["symptom"]), str(s["model"])
+        table, _ = self.table_for(mid, key)
+        slo = self.presets_for(self.models[mid])[key].slo
         fit = np.flatnonzero(table.fits)
         lat = np.asarray(table.per_token_latency_s) * 1e3
-        sr = self.searches[key]
+        sr = self.search_for(mid, key)
         fx = [float(c.devices) for c in sr.frontier] if sr is not None else [1.0]
         fy = [c.per_token_latency_s * 1e3 for c in sr.frontier] if sr is not None else [1.0]
         pts = lat[fit] if fit.size else np.asarray([1.0])
@@ -320,18 +395,47 @@ class PartCFleet(Part):
             self.s_par: {"min": lo, "max": hi},
         })
 
+    def _sweep_rows(self, lay: Layout) -> list[int | None]:
+        """Table rows of your layout with the symptom's axis at each of its degrees."""
+        ai = AXES.index(lay.preset.axis)
+        rows = []
+        for dgr in self.opts[lay.preset.axis]:
+            trial = list(lay.deg)
+            trial[ai] = dgr
+            rows.append(lay.index.get(tuple(trial)))
+        return rows
+
+    def stop_rule_degree(self, lay: Layout) -> int | None:
+        """The first degree of the symptom's axis at which the paper's stop rule fires
+        (PP: bubble > 10 %; DP: replica batch below B*), the other degrees yours; None
+        when the axis has no such rule or it never fires on the sweep."""
+        axis, t = lay.preset.axis, lay.table
+        if axis not in ("pp", "dp"):
+            return None
+        b_star = self.b_star(lay.model.id)
+        for dgr, r in zip(self.opts[axis], self._sweep_rows(lay), strict=True):
+            if r is None or dgr == 1:
+                continue
+            if axis == "dp":
+                fires = bool(t.batch_per_replica[r] < b_star)
+            else:
+                stage = (t.roofline_s[r] + t.tp_allreduce_s[r] + t.cp_ring_s[r]
+                         + t.ep_alltoall_s[r]) / t.pp[r]
+                micro = micro_batches(t.batch_per_replica[r], t.microbatch[r])
+                fires = bool(pipeline_bubble(t.pp[r], micro, stage, t.per_token_latency_s[r])
+                             > PP_BUBBLE_STOP)
+            if fires:
+                return dgr
+        return None
+
     @depends_on(ALL)
     def _draw_stop(self, s: Settings) -> None:
         """Time per token as the symptom's axis grows, the other degrees fixed."""
         lay = self._layout(s)
         deg, axis, table = lay.deg, lay.preset.axis, lay.table
-        ai = AXES.index(axis)
         sweep_deg = self.opts[axis]
         lat_s, comm_s = [], []
-        for dgr in sweep_deg:
-            trial = list(deg)
-            trial[ai] = dgr
-            r = lay.index.get(tuple(trial))
+        for r in self._sweep_rows(lay):
             if r is None:
                 lat_s.append(np.nan)
                 comm_s.append(np.nan)
@@ -345,39 +449,49 @@ class PartCFleet(Part):
         span_before = {"tp": 1, "cp": deg[0], "pp": deg[0] * deg[1] * deg[3],
                        "dp": deg[0] * deg[1], "ep": 1}[axis]
         dom_x = self.hw.domain_size / max(1, span_before)
+        rule = self.stop_rule_degree(lay)
+        kv_x = float(lay.model.kv_heads or 1)
         lw.update_marks({
             self.m_stop: {"x": np.asarray(sweep_deg, dtype=float), "y": sweep_y},
             self.s_stop_x: {"min": 1.0, "max": float(max(2, sweep_deg[-1]))},
             self.s_stop_y: {"min": lo_s, "max": hi_s},
-            self.m_stop_kv: {"visible": axis == "tp" and not self.model.uses_mla},
+            self.m_stop_kv: {"x": [kv_x, kv_x],
+                             "visible": axis == "tp" and not lay.model.uses_mla},
             self.m_stop_dom: ({"x": [dom_x, dom_x], "visible": True}
                               if 1 <= dom_x <= sweep_deg[-1] else {"visible": False}),
+            self.m_stop_rule: ({"x": [float(rule), float(rule)], "visible": True}
+                               if rule is not None else {"visible": False}),
         })
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
         """Results, readout cards and the communication table."""
         lay = self._layout(s)
-        cfg, p, slo = lay.cfg, lay.preset, lay.preset.slo
-        sr = self.searches[lay.key]
+        cfg, p, slo, crit = lay.cfg, lay.preset, lay.preset.slo, lay.crit
+        sr = self.search_for(lay.model.id, lay.key)
+        pre = self._prefill(s)
         links = {} if cfg is None else {"tp": cfg.tp_link, "cp": cfg.cp_link,
                                         "pp": cfg.pp_link, "ep": cfg.ep_link}
         self.results = {
-            "symptom": lay.key, "first_axis": p.axis, "preset": asdict(p),
-            "degrees": list(lay.deg), "layout": layout_label(lay.deg),
+            "symptom": lay.key, "model": lay.model.id, "first_axis": p.axis,
+            "preset": asdict(p), "degrees": list(lay.deg), "layout": layout_label(lay.deg),
             "devices": lay.devices, "candidate": cfg is not None,
             "config": None if cfg is None else cfg.as_dict(),
             "fits": None if cfg is None else cfg.fits,
             "per_token_latency_s": None if cfg is None else cfg.per_token_latency_s,
             "meets_slo": None if cfg is None else cfg.per_token_latency_s <= slo,
             "comm_s": None if cfg is None else cfg.comm_s, "links": links,
+            "stop": None if crit is None else asdict(crit), "experts": asdict(lay.share),
+            "stop_rule_degree": self.stop_rule_degree(lay),
+            "ttft_s": None if pre is None else pre.ttft_s,
+            "disaggregate": None if pre is None else pre.disaggregate,
             "search_chosen": None if sr is None else layout_label(sr.chosen.degrees),
             "search_devices": None if sr is None else sr.chosen.devices,
             "next_layout": layout_label(lay.nxt), "expected": self._expected,
         }
         self._set_readout(metric_cards([
             ("workload", f"{p.batch:,} x {p.context:,} tokens",
-             f"TPOT ≤ {slo * 1e3:g} ms", lw.PALETTE["grey"]),
+             f"{lay.model.name}, TPOT ≤ {slo * 1e3:g} ms", lw.PALETTE["grey"]),
             ("your layout", layout_label(lay.deg), f"{lay.devices} device(s)",
              lw.PALETTE["blue"]),
             ("memory", "—" if cfg is None else f"{format_bytes(cfg.used_bytes)}",
@@ -387,24 +501,27 @@ class PartCFleet(Part):
             ("labkit's fewest", "none fits" if sr is None else layout_label(sr.chosen.degrees),
              "" if sr is None else f"{sr.chosen.devices} device(s)", lw.PALETTE["green"]),
         ]))
-        self._set_details("" if cfg is None else _comm_table(cfg))
+        self._set_details("" if cfg is None else paper.comm_table(cfg, self.hw))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
-        tr, m, hw = self.track, self.model, self.hw
+        tr, hw = self.track, self.hw
         lay = self._layout(s)
-        c, cfg2, p, deg, slo = lay.cfg, lay.cfg2, lay.preset, lay.deg, lay.preset.slo
-        sr = self.searches[lay.key]
+        m, c, cfg2, p, deg, slo = lay.model, lay.cfg, lay.cfg2, lay.preset, lay.deg, lay.preset.slo
+        sr = self.search_for(m.id, lay.key)
+        dense_ep = p.axis == "ep" and not m.is_moe
         self.callouts["diagnosis"].show(
             f"{lw.esc(p.label)} → first axis: {lw.esc(p.first)}",
-            self._symptom_present(sr) + f" Adding {p.axis.upper()} here gives "
-            f"{layout_label(lay.nxt)}"
-            + ("" if cfg2 is None else f": {fmt_time(cfg2.per_token_latency_s)} per token, "
-                                       f"{format_bytes(cfg2.used_bytes)} per device")
-            + ".")
+            (f"{lw.esc(m.name)} is dense: every token uses every FFN weight, so there are no "
+             "experts to shard. Pick a mixture-of-experts model to see EP." if dense_ep else
+             self._symptom_present(sr) + f" Adding {p.axis.upper()} here gives "
+             f"{layout_label(lay.nxt)}"
+             + ("" if cfg2 is None else f": {fmt_time(cfg2.per_token_latency_s)} per token, "
+                                        f"{format_bytes(cfg2.used_bytes)} per device")
+             + "."))
         self.callouts["not_candidate"].set(
             c is None, "Not a possible layout",
-            lw.esc(not_candidate_reason(tr, deg, p.batch, p.context)) + ".",
+            lw.esc(not_candidate_reason(tr, deg, p.batch, p.context, m.id)) + ".",
             "change the degrees")
         self.callouts["oom"].set(
             c is not None and not c.fits, "Out of memory on the binding device",
@@ -412,7 +529,8 @@ class PartCFleet(Part):
             f"{format_bytes(c.weights_bytes)} weights + {format_bytes(c.kv_bytes)} KV + "
             f"{format_bytes(c.transient_bytes)} transient = {format_bytes(c.used_bytes)} of "
             f"{format_bytes(hw.usable_memory_bytes)}.",
-            "TP/PP split the weights, CP one sequence's KV, DP the sequences")
+            "TP/PP split the weights, CP one sequence's KV, DP the sequences"
+            + (", EP the experts" if m.is_moe else ""))
         self.callouts["slo"].set(
             c is not None and c.per_token_latency_s > slo, "TPOT SLO missed",
             "" if c is None else
@@ -445,28 +563,46 @@ class PartCFleet(Part):
             f"{lay.devices} device(s){extra}.")
 
     @depends_on(ALL)
+    def _set_paper_callouts(self, s: Settings) -> None:
+        """The PP and DP stop rules, the experts and all-to-all, TTFT and prefill."""
+        lay = self._layout(s)
+        c, crit, pre = lay.cfg, lay.crit, self._prefill(s)
+        self.callouts["stop_rules"].set(
+            crit is not None, "When to stop: the paper's PP and DP rules at your layout",
+            "" if crit is None else
+            f"<div>{paper.pp_sentence(crit)}</div><div>{paper.dp_sentence(crit)}</div>")
+        self.callouts["pp_bubble"].set(
+            crit is not None and crit.pp_stop,
+            f"Pipeline bubble over {PP_BUBBLE_STOP:.0%}: stop adding PP",
+            "" if crit is None else paper.pp_sentence(crit),
+            "fewer stages, or more sequences per replica so every stage has a micro-batch")
+        self.callouts["dp_critical"].set(
+            crit is not None and crit.dp_stop, "Replicas below the critical batch: stop adding DP",
+            "" if crit is None else paper.dp_sentence(crit),
+            "fewer, fuller replicas (less DP)")
+        self.callouts["experts"].set(
+            c is not None and lay.model.is_moe,
+            f"Experts and the all-to-all: {lw.esc(lay.model.name)}",
+            "" if c is None else paper.experts_sentence(c, lay.model, lay.share, self.hw))
+        self.callouts["ttft"].set(
+            pre is not None and pre.ttft_missed, "First token too late",
+            "" if pre is None else paper.ttft_sentence(pre, lay.deg[0], lay.deg[1]),
+            "more TP or CP for the prefill")
+        self.callouts["disagg"].set(
+            pre is not None and pre.disaggregate, "Prefill would stall decode: disaggregate it",
+            "" if pre is None else paper.ttft_sentence(pre, lay.deg[0], lay.deg[1]) + " "
+            + paper.disagg_sentence(pre),
+            "a separate prefill pool (disaggregated prefill)")
+
+    @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        c = self._layout(s).cfg
+        lay = self._layout(s)
+        c = lay.cfg
         if c is None:
             self.math.update("<p>No such layout: see the failure above. Source: "
                              "<code>labkit.physics.parallelism.enumerate_configs</code>.</p>")
             return
-        self.math.update(
-            "<p>Per-token communication per device (bf16 activations):</p>"
-            "$$\\text{TP: } 2 L_s \\cdot 2h \\cdot \\frac{2(t-1)}{t} = "
-            f"{tex_num(c.tp_allreduce_bytes)}\\ \\text{{B}} \\qquad "
-            "\\text{PP: } 2h = " + f"{tex_num(c.pp_handoff_bytes)}\\ \\text{{B}}$$"
-            f"$$\\text{{CP: }} L_s \\frac{{2(c-1)}}{{c}} \\frac{{q}}{{t}} (2 d_v + 8) = "
-            f"{tex_num(c.cp_ring_bytes)}\\ \\text{{B}}$$"
-            "<p>Each collective costs messages x latency + bytes / bandwidth on the link "
-            "its group spans (fast domain or scale-out):</p>"
-            f"$$t_{{\\text{{token}}}} = t_{{\\text{{roofline}}}} + t_{{\\text{{TP}}}} + "
-            f"t_{{\\text{{CP}}}} + t_{{\\text{{EP}}}} + t_{{\\text{{PP}}}} = "
-            f"{tex_num(c.roofline_s * 1e3)} + {tex_num(c.tp_allreduce_s * 1e3)} + "
-            f"{tex_num(c.cp_ring_s * 1e3)} + {tex_num(c.ep_alltoall_s * 1e3)} + "
-            f"{tex_num(c.pp_handoff_s * 1e3)} = {tex_num(c.per_token_latency_s * 1e3)}"
-            "\\ \\text{ms}$$<p>Source: <code>labkit.physics.parallelism.enumerate_configs"
-            "</code> and <code>search</code> (achievable roofline).</p>")
+        self.math.update(paper.math_html(c, lay.model, lay.crit))
 
     def _symptom_present(self, sr: ParallelismSearch | None) -> str:
         hw = self.hw
@@ -490,42 +626,26 @@ class PartCFleet(Part):
                 "<div style='color:#5d6d7e'>Why: the smallest TP that fits memory and meets "
                 "latency wins on devices; TP=8 is faster but uses twice the GPUs. Rank axes by "
                 "how much they communicate per unit of compute and keep the chattiest on the "
-                "fastest link.</div>")
+                "fastest link.</div>" + self.reveal_tables())
+
+    def reveal_tables(self) -> str:
+        """The paper's tiers (your row highlighted) and SLO classes (the track's highlighted)
+        at the current settings, as the reveal shows them."""
+        s = self.settings()
+        lay, pre = self._layout(s), self._prefill(s)
+        tables = paper.tiers_table(self._tiers(s), self.hw, lay.preset.context)
+        if pre is not None:
+            tables += paper.slo_table(slo_class(self.track), pre.ttft_s,
+                                      None if lay.cfg is None else lay.cfg.per_token_latency_s)
+        return tables
 
     def takeaway(self) -> str:
         r = self.results
         st = ("not a possible layout" if not r["candidate"] else
               ("fits" if r["fits"] else "does not fit")
               + (" and meets" if r["meets_slo"] else " and misses") + " the TPOT SLO")
-        return (f"Parallelism: for '{self.presets[str(r['symptom'])].label}' the first axis "
+        m = self.models[str(r["model"])]
+        label = self.presets_for(m)[str(r["symptom"])].label
+        return (f"Parallelism: for '{label}' on {m.name} the first axis "
                 f"is {str(r['first_axis']).upper()}; your {r['layout']} ({r['devices']} "
                 f"device(s)) {st}; labkit's fewest-device layout is {r['search_chosen']}.")
-
-
-def _memory_gb(c: ParallelConfig | None) -> list[float]:
-    """Weights, KV and transient GB on a layout's binding device (zeros: no layout)."""
-    return [0.0, 0.0, 0.0] if c is None else [c.weights_bytes / 1e9, c.kv_bytes / 1e9,
-                                              c.transient_bytes / 1e9]
-
-
-def _time_ms(c: ParallelConfig | None) -> list[float]:
-    """Roofline and each axis's communication, ms per token (zeros: no layout)."""
-    if c is None:
-        return [0.0] * 5
-    return [c.roofline_s * 1e3, c.tp_allreduce_s * 1e3, c.cp_ring_s * 1e3,
-            c.pp_handoff_s * 1e3, c.ep_alltoall_s * 1e3]
-
-
-def _comm_table(c: ParallelConfig) -> str:
-    """What each axis sends per generated token, per device, and on which link."""
-    rows = []
-    for ax_name, deg_i, nbytes, link, secs in (
-            ("TP", c.tp, c.tp_allreduce_bytes, c.tp_link, c.tp_allreduce_s),
-            ("CP", c.cp, c.cp_ring_bytes, c.cp_link, c.cp_ring_s),
-            ("PP", c.pp, c.pp_handoff_bytes, c.pp_link, c.pp_handoff_s),
-            ("EP", c.ep, c.ep_alltoall_bytes, c.ep_link, c.ep_alltoall_s)):
-        rows.append([ax_name, str(deg_i), format_bytes(nbytes), link, fmt_time(secs)])
-    rows.append(["DP", str(c.dp), "0 B", "none", "0 (independent replicas)"])
-    return ("<div><b>Communication per generated token, per device</b> "
-            "(each axis is charged on the link it crosses)</div>"
-            + html_table(["axis", "degree", "bytes/token", "link", "time/token"], rows))

@@ -31,6 +31,11 @@ from labkit.plans.design import (
 from labkit.ui.charts import lin_top
 
 
+def _first_up(text: str) -> str:
+    """``text`` with its first letter upper-case and the rest untouched ("SoC" stays)."""
+    return text[:1].upper() + text[1:]
+
+
 class PartCVehicle(Part):
     """Splitting cameras or the model across the board's two SoCs.
 
@@ -63,7 +68,8 @@ class PartCVehicle(Part):
         self.s_c = cy
         self.m_c = lw.line_mark(self.cams, np.ones((3, self.cams.size)), cx, cy,
                                 colors=[lw.PALETTE["grey"], lw.PALETTE["blue"],
-                                        lw.PALETTE["purple"]], labels=list(VEHICLE_LAYOUTS),
+                                        lw.PALETTE["purple"]],
+                                labels=[self.option_label("layout", k) for k in VEHICLE_LAYOUTS],
                                 legend=True)
         self.m_c_d = lw.hline_mark(tr.slo_s * 1e3, cy, color=lw.PALETTE["red"],
                                    label="deadline", legend=True)
@@ -91,7 +97,8 @@ class PartCVehicle(Part):
             title="Load per SoC", y_tick_format=".0%", height=280)
         lx, ly = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_l = ly
-        self.m_l = lw.bar_mark(list(VEHICLE_LAYOUTS), np.zeros(3), lx, ly,
+        self.m_l = lw.bar_mark([self.option_label("layout", k) for k in VEHICLE_LAYOUTS],
+                               np.zeros(3), lx, ly,
                                colors=[lw.PALETTE["grey"]] * 3, color_mode="no_group",
                                label_display=True, label_display_format=".3~g")
         self.m_l_d = lw.hline_mark(tr.slo_s * 1e3, ly, color=lw.PALETTE["red"],
@@ -244,7 +251,7 @@ class PartCVehicle(Part):
             "fewer frames, or one pass per frame (not two half-passes)")
         self.callouts["boundary"].set(
             not any(fails.values()),
-            f"{self.option_label('layout', layout).capitalize()} meets every limit",
+            f"{_first_up(self.option_label('layout', layout))} meets every limit",
             f"Lowest worst-case latency here: {self.option_label('layout', best)} "
             f"({fmt_time(self._loads(s)[best].worst_latency_s)}).")
 
@@ -269,7 +276,8 @@ class PartCVehicle(Part):
 
     def _reveal_body(self) -> str:
         loads = self.default_loads
-        txt = ", ".join(f"{k} {fmt_time(v_.worst_latency_s)}" for k, v_ in loads.items())
+        txt = ", ".join(f"{self.option_label('layout', k)} {fmt_time(v_.worst_latency_s)}"
+                        for k, v_ in loads.items())
         return (f"{self._computed_line()}"
                 f"<div>At the defaults: {txt}.</div>"
                 "<div style='color:#5d6d7e'>Why: splitting cameras halves the queue of "
@@ -279,7 +287,8 @@ class PartCVehicle(Part):
 
     def takeaway(self) -> str:
         r = self.results
-        return (f"Split: '{r['layout']}' with {r['cameras']} cameras at {r['fps']:g} fps has a "
+        return (f"Split: '{self.option_label('layout', r['layout'])}' with {r['cameras']} "
+                f"cameras at {r['fps']:g} fps has a "
                 f"worst case of {fmt_time(r['worst_latency_s'])} and moves "
                 f"{format_bytes(r['link_bytes_per_s'])}/s between SoCs; the lowest-latency "
-                f"layout there is {r['lowest_latency_layout']}.")
+                f"layout there is {self.option_label('layout', r['lowest_latency_layout'])}.")

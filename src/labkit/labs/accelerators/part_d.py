@@ -65,11 +65,26 @@ _CONSTRAINT_FIX = {
     "throughput": "spread the load over a second SoC", "socs": "use the SoCs the board has",
 }
 
-# where a scenario has other levers than the fleet's (one phone has no TP, PP or DP)
+# where a scenario has other levers than the fleet's (one phone has no TP, PP, CP or DP;
+# a vehicle's SoCs split cameras or the model, not tensors)
 _SCENARIO_FIX = {
     ("handheld", "memory"): "lower the weight or KV precision, or serve shorter conversations",
     ("handheld", "tpot"): "lower the weight or KV precision, or serve shorter conversations",
+    ("handheld", "energy"): "lower the weight or KV precision, or serve shorter conversations",
+    ("vehicle", "memory"): "lower the weight precision, or split the cameras over two SoCs",
 }
+# what the student reads for a constraint (never its id)
+CONSTRAINT_LABELS = {
+    "layout": "layout", "memory": "memory", "tpot": "TPOT", "ttft": "TTFT",
+    "quality": "quality", "cost": "daily cost", "energy": "energy", "context": "context",
+    "flash": "flash", "sram": "SRAM", "deadline": "deadline", "coverage": "coverage",
+    "link": "link", "throughput": "throughput", "socs": "SoCs",
+}
+
+
+def constraint_label(name: str) -> str:
+    """A constraint's display name (its id with underscores as spaces when unknown)."""
+    return CONSTRAINT_LABELS.get(name, name.replace("_", " "))
 
 
 def _shown(x: float | None) -> float | None:
@@ -98,7 +113,8 @@ class PartD(Part):
         self._expected = self._computed_answer()
         gx, gy = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_g = gy
-        self.m_g = lw.bar_mark(self.names, np.zeros(len(self.names)), gx, gy,
+        self.m_g = lw.bar_mark([constraint_label(n) for n in self.names],
+                               np.zeros(len(self.names)), gx, gy,
                                colors=[lw.PALETTE["green"]] * len(self.names),
                                color_mode="no_group", label_display=True,
                                label_display_format=".2f")
@@ -230,6 +246,20 @@ class PartD(Part):
                                 else f" ({fix[0]} constraint(s) still fail)"), fix[4])
         return out
 
+    def design_text(self, config: Mapping[str, object]) -> str:
+        """A design as the student reads it: each control's name and the label of its value
+        (a key with no control here, such as EP of a dense model, is left out)."""
+        parts = []
+        for key, value in config.items():
+            ctl = self.controls.get(key)
+            if ctl is None:
+                continue
+            fmt_ = str(getattr(ctl, "readout_format", "") or "g")
+            label = (self.option_label(key, value) if getattr(ctl, "options", None)
+                     else format(value, fmt_) if isinstance(value, float) else str(value))
+            parts.append(f"{ctl.description or key}: {label}")
+        return ", ".join(parts)
+
     def check(self, config: Mapping[str, object]) -> DesignCheck:
         """:func:`design_check` for this part's track (the grader calls the same function)."""
         return design_check(self.track, config)
@@ -326,17 +356,17 @@ class PartD(Part):
         ref_cfg = None if chk.reference is None else chk.reference.config
         self._set_readout(metric_cards([
             ("verdict", "feasible" if feasible else f"{len(chk.failed)} constraint(s) fail",
-             ", ".join(chk.failed) or "every constraint passes",
+             ", ".join(constraint_label(n) for n in chk.failed) or "every constraint passes",
              lw.PALETTE["green"] if feasible else lw.PALETTE["red"]),
             ("devices", f"{chk.devices}", "labkit's fewest: "
              + ("none fits" if min_dev is None else str(min_dev)), lw.PALETTE["blue"]),
             (obj.name, fmt_amount(mine, self.unit),
              "labkit's best: " + fmt_amount(ref, self.unit), lw.PALETTE["orange"]),
         ]))
-        rows = [[lw.esc(n), pass_mark(cons[n].passed), lw.esc(cons[n].detail)]
+        rows = [[lw.esc(constraint_label(n)), pass_mark(cons[n].passed), lw.esc(cons[n].detail)]
                 for n in self.names]
         ref_txt = ("" if ref_cfg is None else "<div><b>labkit's best design:</b> "
-                   + lw.esc(", ".join(f"{k} = {v_}" for k, v_ in ref_cfg.items())) + "</div>")
+                   + lw.esc(self.design_text(ref_cfg)) + "</div>")
         self._set_details(html_table(["constraint", "check", "detail"], rows) + ref_txt)
         levers = self._levers(s, chk) if chk.failed else {}
         self.levers = {n: move for n, (_, move) in levers.items()}
@@ -357,7 +387,8 @@ class PartD(Part):
             "<p>A design is feasible when every constraint holds at once:</p>"
             "$$\\text{feasible} = \\bigwedge_i \\left(\\frac{\\text{value}_i}{\\text{limit}_i} "
             "\\le 1\\right)$$"
-            f"<p>Closest to its limit now: <b>{closest}</b> ({ratios.max():.2f}). labkit's "
+            f"<p>Closest to its limit now: <b>{constraint_label(closest)}</b> "
+            f"({ratios.max():.2f}). labkit's "
             "answer: " + ("the fewest devices from "
                           "<code>labkit.physics.parallelism.search</code> over every "
                           "precision pair that keeps quality (ties: lower latency)"
@@ -369,7 +400,7 @@ class PartD(Part):
     def _reveal_body(self) -> str:
         ref = self.reference
         r = self.results
-        cfg = "none" if ref is None else ", ".join(f"{k} = {v_}" for k, v_ in ref.config.items())
+        cfg = "none" if ref is None else self.design_text(ref.config)
         return (f"{self._computed_line()}"
                 f"<div>labkit's best design: {lw.esc(cfg)}.</div>"
                 f"<div>Yours: <b>{'feasible' if r['feasible'] else 'infeasible'}</b> with "
@@ -382,7 +413,7 @@ class PartD(Part):
     def takeaway(self) -> str:
         r = self.results
         st = ("passes every constraint" if r["feasible"] else
-              f"fails {', '.join(r['failed'])}")
+              f"fails {', '.join(constraint_label(n) for n in r['failed'])}")
         extra = r["extra_devices"]
         return (f"Design: your {self.scenario} design {st} with {r['devices']} device(s)"
                 + ("" if extra is None else f" (labkit's fewest: {r['min_devices']})") + "; "

@@ -80,11 +80,24 @@ chosen and frontier rows into :class:`ParallelConfig` objects; the degree grid a
 per-``tp`` constants of a model are cached, since a sweep reuses them.
 
 Modules: :mod:`.formulas` (validated inputs and the arithmetic both paths share),
+:mod:`.criteria` (the paper's PP-bubble and DP critical-batch stop rules, expert memory
+per device, a layout's TTFT, :func:`config_at` for one layout),
 :mod:`.results` (:class:`ParallelConfig`, :class:`ConfigTable`), :mod:`.vectorised`
 (:func:`enumerate_configs`) and :mod:`.search` (:func:`search`, :func:`search_loop`); every
 public name is importable from here.
 """
 
+from labkit.physics.parallelism.criteria import (
+    PP_BUBBLE_STOP,
+    ExpertShare,
+    StopCriteria,
+    config_at,
+    context_parallel_ttft,
+    expert_share,
+    micro_batches,
+    pipeline_bubble,
+    stop_criteria,
+)
 from labkit.physics.parallelism.formulas import (
     ACT_BYTES,
     CP_BLOCK_TOKENS,
@@ -112,21 +125,30 @@ __all__ = [
     "DEFAULT_MAX_DEVICES",
     "LINKS",
     "LOGIT_BYTES",
+    "PP_BUBBLE_STOP",
     "STAT_BYTES",
     "ConfigTable",
+    "ExpertShare",
     "ParallelConfig",
     "ParallelismSearch",
+    "StopCriteria",
     "attention_params_per_device",
     "clear_caches",
+    "config_at",
+    "context_parallel_ttft",
     "cp_ring_bytes",
     "cp_ring_messages",
     "enumerate_configs",
     "ep_alltoall_bytes",
     "ep_alltoall_messages",
+    "expert_share",
     "layers_per_stage",
+    "micro_batches",
+    "pipeline_bubble",
     "pp_handoff_bytes",
     "search",
     "search_loop",
+    "stop_criteria",
     "tp_allreduce_bytes",
     "tp_allreduce_messages",
 ]

@@ -43,19 +43,29 @@ from labkit.registries.models import Model, get_model
 from labkit.tracks import Track
 
 AXES = ("tp", "cp", "pp", "dp", "ep")
+MOE_OPTIONS = ("mixtral-8x7b", "deepseek-v3")
+"""Mixture-of-experts models a fleet's Part C offers beside the track's own model (registry
+ids; figures and sources in :mod:`labkit.registries.models`)."""
 _TABLES: dict[tuple[str, str, int, int, int, int],
               tuple[ConfigTable, dict[tuple[int, ...], int]]] = {}
 
 
+def fleet_models(tr: Track) -> tuple[str, ...]:
+    """The track's model, then each of :data:`MOE_OPTIONS` that is another model."""
+    return (tr.model_id, *(m for m in MOE_OPTIONS if m != tr.model_id))
+
+
 def fleet_table(tr: Track, weight_bits: int, kv_bits: int, context: int | None = None,
-                batch: int | None = None) -> tuple[ConfigTable, dict[tuple[int, ...], int]]:
+                batch: int | None = None, model: str | None = None,
+                ) -> tuple[ConfigTable, dict[tuple[int, ...], int]]:
     """:func:`labkit.physics.parallelism.enumerate_configs` of a fleet track (cached), and
-    the row of each (tp, cp, pp, dp, ep)."""
+    the row of each (tp, cp, pp, dp, ep); ``model`` (a registry id) replaces the track's."""
     ctx = context_tokens(tr) if context is None else int(context)
     b = fleet_users(tr) if batch is None else int(batch)
-    key = (tr.hardware_id, tr.model_id, ctx, b, weight_bits, kv_bits)
+    mid = tr.model_id if model is None else get_model(model).id
+    key = (tr.hardware_id, mid, ctx, b, weight_bits, kv_bits)
     if key not in _TABLES:
-        t = enumerate_configs(tr.hardware_id, tr.model_id, ctx, b, weight_bits, kv_bits,
+        t = enumerate_configs(tr.hardware_id, mid, ctx, b, weight_bits, kv_bits,
                               max_devices=DESIGN_MAX_DEVICES, mode=DESIGN_MODE)
         rows = zip(t.tp.tolist(), t.cp.tolist(), t.pp.tolist(), t.dp.tolist(), t.ep.tolist(),
                    strict=True)
@@ -64,9 +74,11 @@ def fleet_table(tr: Track, weight_bits: int, kv_bits: int, context: int | None =
     return _TABLES[key]
 
 
-def not_candidate_reason(tr: Track, deg: tuple[int, ...], batch: int, context: int) -> str:
-    """Why a (tp, cp, pp, dp, ep) layout is not among :func:`fleet_table`'s rows."""
-    m = get_model(tr.model_id)
+def not_candidate_reason(tr: Track, deg: tuple[int, ...], batch: int, context: int,
+                         model: str | None = None) -> str:
+    """Why a (tp, cp, pp, dp, ep) layout is not among :func:`fleet_table`'s rows
+    (``model``: a registry id replacing the track's)."""
+    m = get_model(tr.model_id if model is None else model)
     hw = get_hardware(tr.hardware_id)
     tp, cp, pp, dp, ep = deg
     names = dict(zip(AXES, deg, strict=True))
