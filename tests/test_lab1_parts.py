@@ -400,6 +400,7 @@ def test_synthesis_write_false_writes_nothing(make_lab, workdir):
 def test_ledger_choices_are_what_later_labs_need(make_lab):
     lab = make_lab("cloud_fleet")
     lab.part("D").controls["weight_bits"].value = 8
+    lab.part("D").controls["policy"].value = "continuous"  # the review starts at the naive one
     ch = lab.ledger_choices()
     assert ch["weight_bits"] == 8 and ch["policy"] == "continuous" and ch["cost_unit"] == "USD"
     assert set(ch) >= {"kv_bits", "devices_per_replica", "passed", "binding", "daily_cost",

@@ -7,11 +7,16 @@
   for owned ones) next to the track's default plan.
 * :func:`release_guardrails` -- memory, SLO, quality and cost checks, each with its measured
   value and limit; ``binding`` names the first that fails.
+* :func:`lever_fixes` -- for each failing check, one change of one setting that makes it
+  pass, found by re-running the check itself (a recovery hint that is never a guess).
+* :func:`fleet_reconciliation` -- the paper's decode-only fleet sizing next to
+  :func:`serving_plan` for the same demand (prefill, utilisation cap, replica shape).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
@@ -25,6 +30,7 @@ from labkit.physics.batching import (
     compare_policies,
     simulate_policy,
 )
+from labkit.physics.capacity import Sizing
 from labkit.physics.memory import StateCapacity, state_capacity
 from labkit.physics.roofline import Derating
 from labkit.plans.workload import track_inputs
@@ -342,3 +348,196 @@ def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
     else:
         reason = f"{binding} binds: {failed[0].detail}"
     return GuardrailReport(tuple(checks), not failed, binding, reason, p)
+
+
+# -- recovery hints ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LeverFix:
+    """Setting changes that make the check ``name`` pass: one change, two when no single
+    change does (``changes`` empty: none found); ``still_failing`` lists the checks that
+    fail after them."""
+
+    name: str
+    changes: tuple[tuple[str, object], ...]
+    still_failing: tuple[str, ...]
+
+    @property
+    def found(self) -> bool:
+        return bool(self.changes)
+
+
+_Trial = tuple[int, int, tuple[tuple[str, object], ...], tuple[str, ...]]
+
+
+def _single_trials(config: Mapping[str, object], candidates: Mapping[str, Sequence[object]],
+                   failed: Callable[[Mapping[str, object]], Sequence[str]],
+                   skip: str | None = None) -> list[_Trial]:
+    """Every one-key change of ``config``: (failures after, move size, change, failures)."""
+    trials: list[_Trial] = []
+    for key, values in candidates.items():
+        if key not in config:
+            raise ValueError(f"candidates: {key!r} is not a key of the config")
+        if key == skip:
+            continue
+        vals = list(values)
+        here = vals.index(config[key]) if config[key] in vals else 0
+        for i, value in enumerate(vals):
+            if value == config[key]:
+                continue
+            after = tuple(failed({**config, key: value}))
+            trials.append((len(after), abs(i - here), ((key, value),), after))
+    trials.sort(key=lambda t: (t[0], t[1]))
+    return trials
+
+
+def lever_fixes(config: Mapping[str, object], candidates: Mapping[str, Sequence[object]],
+                failed: Callable[[Mapping[str, object]], Sequence[str]],
+                pair_bases: int = 4) -> dict[str, LeverFix]:
+    """For each check failing at ``config``, the change of one key (to one of its
+    ``candidates``) that makes it pass: the one leaving the fewest failures, then the
+    smallest move along the candidate list. ``failed(config)`` names the failing checks.
+    A check no single change passes gets a pair: the best ``pair_bases`` single changes,
+    each followed by the best second change of another key that passes it."""
+    now = tuple(failed(config))
+    trials = _single_trials(config, candidates, failed)
+    out: dict[str, LeverFix] = {}
+    for name in now:
+        fix = next((t for t in trials if name not in t[3]), None)
+        if fix is None:
+            pairs: list[_Trial] = []
+            for base in trials[:pair_bases]:
+                key, value = base[2][0]
+                second = _single_trials({**config, key: value}, candidates, failed, skip=key)
+                pairs += [(t[0], base[1] + t[1], base[2] + t[2], t[3]) for t in second
+                          if name not in t[3]]
+            fix = min(pairs, key=lambda t: (t[0], t[1]), default=None)
+        out[name] = (LeverFix(name, (), now) if fix is None
+                     else LeverFix(name, fix[2], fix[3]))
+    return out
+
+
+# -- one fleet, two sizings ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FleetReconciliation:
+    """The paper's decode-only sizing of a demand next to :func:`serving_plan`'s.
+
+    ``decode_only_devices``: the three-axis sizing (:class:`Sizing`), every replica 100%
+    busy decoding. ``same_shape``: :func:`serving_plan` with the same devices and sequences
+    per replica, which adds each request's prefill (``prefill_s``, s, on that replica:
+    ``prefill_share`` of a saturated replica's time) and the utilisation cap
+    ``max_utilisation``. ``release``: :func:`serving_plan` at the track's own replica shape
+    (its devices per replica and batch slots), the plan a release review sizes.
+    """
+
+    demand_rate_per_s: float
+    decode_only_devices: int
+    decode_only_slots: int
+    same_shape: ServingPlan
+    release: ServingPlan
+    prefill_s: float
+    prefill_share: float
+    max_utilisation: float
+
+
+def fleet_reconciliation(track: str | Track, sizing: Sizing, *, demand_rate_per_s: object,
+                         weight_bits: int, kv_bits: int,
+                         context_tokens: object = None) -> FleetReconciliation:
+    """Size ``demand_rate_per_s`` (requests/s) both ways, from a feasible ``sizing``.
+
+    prefill_share = mu x p(1): a saturated replica serves mu requests/s and stalls p(1)
+    seconds on each prefill (continuous batching's capacity 1 / (p(1) + L (tau + o) / B)).
+    """
+    tr = get_track(track)
+    if not sizing.feasible:
+        raise ValueError(f"sizing: infeasible ({sizing.reason}); nothing to reconcile")
+    same = serving_plan(tr, demand_rate_per_s=demand_rate_per_s, weight_bits=weight_bits,
+                        kv_bits=kv_bits, devices_per_replica=sizing.devices_per_replica,
+                        batch_size=sizing.users_per_replica, context_tokens=context_tokens,
+                        with_baseline=False)
+    release = serving_plan(tr, demand_rate_per_s=demand_rate_per_s, weight_bits=weight_bits,
+                           kv_bits=kv_bits, context_tokens=context_tokens, with_baseline=False)
+    prefill = 0.0
+    if same.feasible:
+        kw = track_inputs(tr, batch_size=1, weight_bits=weight_bits, kv_bits=kv_bits,
+                          devices_per_replica=sizing.devices_per_replica)
+        prefill = float(kw["prefill_s_by_batch"][0])
+    return FleetReconciliation(
+        demand_rate_per_s=same.demand_rate_per_s, decode_only_devices=sizing.total_devices,
+        decode_only_slots=sizing.users_per_replica, same_shape=same, release=release,
+        prefill_s=prefill, prefill_share=same.replica_capacity_requests_per_s * prefill,
+        max_utilisation=tr.max_utilisation)
+
+
+# -- routing to a cheaper tier -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RoutedRelease:
+    """A release that routes ``routed_share`` of its requests to a cheaper ``tier`` plan.
+
+    ``report`` checks both pools together: memory and SLO pass only if both pass, quality
+    is the traffic-weighted loss (% points), cost is the sum of both pools (cost unit/day).
+    ``replicas``, ``total_devices`` and ``daily_cost`` add both pools (None: infeasible).
+    """
+
+    report: GuardrailReport
+    main: ServingPlan
+    tier: ServingPlan | None
+    routed_share: float
+    replicas: int
+    total_devices: int
+    daily_cost: float | None
+
+
+def _both(name: str, main: GuardrailCheck, tier: GuardrailCheck) -> GuardrailCheck:
+    """One check of two pools: the worse value/limit ratio, passing only if both pass."""
+    def ratio(c: GuardrailCheck) -> float:
+        return math.inf if c.value is None or not c.limit else c.value / c.limit
+    worst = tier if ratio(tier) > ratio(main) else main
+    detail = main.detail if tier.passed else f"{main.detail}; routed tier: {tier.detail}"
+    return GuardrailCheck(name, main.passed and tier.passed, worst.value, worst.limit,
+                          worst.unit, detail)
+
+
+def routed_release(track: str | Track, main: ServingPlan, tier: ServingPlan | None,
+                   routed_share: float) -> RoutedRelease:
+    """Combine ``main`` (serving 1 - r of the requests) and ``tier`` (serving r).
+
+    quality loss = (1 - r) loss(main bits) + r loss(tier bits), % points; cost/day =
+    main + tier. ``tier`` None (or r = 0): :func:`release_guardrails` of ``main`` alone.
+    """
+    tr = get_track(track)
+    r = float(v.fraction("routed_share", routed_share))
+    base = release_guardrails(tr, plan=main)
+    if tier is None or r == 0.0:
+        return RoutedRelease(base, main, None, 0.0, main.replicas, main.total_devices,
+                             main.daily_cost)
+    other = release_guardrails(tr, plan=tier)
+    mem = _both("memory", base.check("memory"), other.check("memory"))
+    slo = _both("slo", base.check("slo"), other.check("slo"))
+    q0 = base.check("quality")
+    loss = (1 - r) * quality_loss(tr, main.weight_bits) + r * quality_loss(tr, tier.weight_bits)
+    kv_ok = not tr.is_transformer or min(main.kv_bits, tier.kv_bits) >= tr.min_kv_bits
+    quality = GuardrailCheck(
+        "quality", loss <= tr.max_quality_loss_pct and kv_ok, loss, q0.limit, q0.unit,
+        f"{1 - r:.0%} at {main.weight_bits}-bit, {r:.0%} at {tier.weight_bits}-bit weights: "
+        f"est. {loss:.3g} points lost on average vs {tr.max_quality_loss_pct:g} allowed"
+        + ("" if kv_ok else f"; KV below the {tr.min_kv_bits}-bit floor"))
+    daily = (None if main.daily_cost is None or tier.daily_cost is None
+             else main.daily_cost + tier.daily_cost)
+    cost = (GuardrailCheck("cost", False, None, tr.daily_budget, f"{tr.cost_unit}/day",
+                           "not evaluated: infeasible plan") if daily is None else
+            GuardrailCheck("cost", daily <= tr.daily_budget, daily, tr.daily_budget,
+                           f"{tr.cost_unit}/day",
+                           f"{daily:,.4g} {tr.cost_unit}/day (main {main.daily_cost:,.4g} + "
+                           f"routed tier {tier.daily_cost:,.4g}) vs budget "
+                           f"{tr.daily_budget:,.4g} {tr.cost_unit}"))
+    checks = (mem, slo, quality, cost)
+    failed = [c for c in checks if not c.passed]
+    binding = failed[0].name if failed else None
+    reason = (f"{binding} binds: {failed[0].detail}" if failed else
+              f"all guardrails pass: {main.reason}; routed tier: {tier.reason}")
+    report = GuardrailReport(checks, not failed, binding, reason, main)
+    return RoutedRelease(report, main, tier, r, main.replicas + tier.replicas,
+                         main.total_devices + tier.total_devices, daily)

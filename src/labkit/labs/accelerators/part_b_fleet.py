@@ -37,6 +37,7 @@ from labkit.plans.design import (
     slo_class,
     slo_tpot,
 )
+from labkit.plans.serving import FleetReconciliation, fleet_reconciliation
 from labkit.plans.workload import track_phases
 from labkit.ui.charts import lin_top, log_domain
 
@@ -52,6 +53,7 @@ PLAYBOOK = {
 }
 AXIS_LABELS = {"weights": "A: weights floor", "kv": "B: KV headroom",
                "slo": "C: TPOT throughput"}
+SERVED_LABEL = "served: + prefill, utilisation cap"
 
 
 class PartBFleet(Part):
@@ -78,13 +80,14 @@ class PartBFleet(Part):
         ax, ay = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_axes = ay
         self.axis_names = [AXIS_LABELS["weights"], AXIS_LABELS["kv"], AXIS_LABELS["slo"],
-                           "sized plan"]
-        self.m_axes = lw.bar_mark(self.axis_names, np.zeros(4), ax, ay,
-                                  colors=[lw.PALETTE["grey"]] * 4, color_mode="no_group",
+                           "sized plan", SERVED_LABEL]
+        self.m_axes = lw.bar_mark(self.axis_names, np.zeros(5), ax, ay,
+                                  colors=[lw.PALETTE["grey"]] * 5, color_mode="no_group",
                                   label_display=True, label_display_format=",.0f")
         self.figures["axes"] = lw.figure(
             [self.m_axes], ax, ay, x_label="sizing axis (red: the one that binds)",
-            y_label=f"devices ({self.hw.name})", title="Three axes: devices each one needs",
+            y_label=f"devices ({self.hw.name})",
+            title="Three axes, the sized plan, and the plan served with prefill",
             height=300)
         rx, ry = lw.make_scale("ordinal"), lw.make_scale("log", 0.5, 10.0)
         self.s_rep = ry
@@ -102,8 +105,10 @@ class PartBFleet(Part):
         self._callout("infeasible", "danger")
         self._callout("budget", "danger")
         self._callout("binding", "info")
+        self._callout("served", "info")
         self._callout("boundary", "success")
         self._sizing_cache: dict[tuple, Sizing] = {}
+        self._served_cache: dict[tuple, FleetReconciliation | None] = {}
 
     def _setup_controls(self) -> None:
         tr, m = self.track, self.model
@@ -170,6 +175,27 @@ class PartBFleet(Part):
             self._sizing_cache[key] = self._size(*key)
         return self._sizing_cache[key]
 
+    def _demand(self, s: Settings) -> float:
+        """Requests/s behind ``users`` live conversations: the track's demand scaled with
+        the users (Little's law at a fixed request time, exact at the default)."""
+        return self.track.demand_rate_per_s * int(s["users"]) / self.u0
+
+    @computed(ALL)
+    def _served(self, s: Settings) -> FleetReconciliation | None:
+        """The same demand sized the way Lab 1's release review sizes it (None when the
+        three axes find no feasible replica)."""
+        sz = self._sizing(s)
+        if not sz.feasible:
+            return None
+        key = (int(s["users"]), int(s["context"]), str(s["slo"]), int(s["weight_bits"]),
+               int(s["kv_bits"]))
+        if key not in self._served_cache:
+            self._served_cache[key] = fleet_reconciliation(
+                self.track, sz, demand_rate_per_s=self._demand(s),
+                weight_bits=int(s["weight_bits"]), kv_bits=int(s["kv_bits"]),
+                context_tokens=int(s["context"]))
+        return self._served_cache[key]
+
     @computed("context", "slo", "weight_bits", "kv_bits")
     def _limits(self, s: Settings) -> tuple[np.ndarray, np.ndarray]:
         """Sequences one replica of each size holds by KV memory and by the TPOT budget."""
@@ -191,10 +217,13 @@ class PartBFleet(Part):
     @depends_on(ALL)
     def _draw_axes(self, s: Settings) -> None:
         sz = self._sizing(s)
+        rec = self._served(s)
         vals = np.asarray([sz.weights_floor_devices, sz.kv_headroom_devices,
-                           self._slo_axis_devices(s), sz.total_devices], dtype=float)
+                           self._slo_axis_devices(s), sz.total_devices,
+                           0 if rec is None else rec.same_shape.total_devices], dtype=float)
         colors = [lw.PALETTE["red"] if k == sz.binding_axis else lw.PALETTE["grey"]
-                  for k in ("weights", "kv", "slo")] + [lw.PALETTE["blue"]]
+                  for k in ("weights", "kv", "slo")] + [lw.PALETTE["blue"],
+                                                        lw.PALETTE["orange"]]
         lw.update_marks({
             self.m_axes: {"y": vals, "colors": colors},
             self.s_axes: {"max": lin_top(vals, floor=4.0, pad=1.3)},
@@ -227,6 +256,7 @@ class PartBFleet(Part):
             "cost_unit": tr.cost_unit,
             "kv_limit_by_size": b_kv.tolist(), "slo_limit_by_size": b_slo.tolist(),
             "replica_sizes": self.sizes.tolist(), "expected": self._expected,
+            **self._served_results(s),
         }
         self._set_readout(metric_cards([
             ("binding axis", AXIS_LABELS[bind] if sz.feasible else "infeasible",
@@ -244,6 +274,44 @@ class PartBFleet(Part):
                  lw.esc(PLAYBOOK[k][1]), lw.esc(PLAYBOOK[k][2])] for k in PLAYBOOK]
         self._set_details("<div><b>The paper's playbook per binding axis</b></div>"
                           + html_table(["binding axis", "first lever", "second lever"], rows))
+
+    def _served_results(self, s: Settings) -> dict[str, object]:
+        rec = self._served(s)
+        out: dict[str, object] = {"demand_rate_per_s": self._demand(s)}
+        if rec is None:
+            return {**out, "served_devices": None, "release_devices": None}
+        same, rel = rec.same_shape, rec.release
+        return {**out, "served_devices": same.total_devices, "served_replicas": same.replicas,
+                "served_slots": same.batch_size, "prefill_s": rec.prefill_s,
+                "prefill_share": rec.prefill_share, "max_utilisation": rec.max_utilisation,
+                "release_devices": rel.total_devices, "release_replicas": rel.replicas,
+                "release_devices_per_replica": rel.devices_per_replica,
+                "release_slots": rel.batch_size, "release_daily_cost": rel.daily_cost}
+
+    def _served_text(self, s: Settings, rec: FleetReconciliation) -> str:
+        """Why Lab 1 sizes the same demand differently, every term computed."""
+        sz, same, rel = self._sizing(s), rec.same_shape, rec.release
+        slots = ("" if same.batch_size == sz.users_per_replica else
+                 f" (memory after the {self.track.memory_reserve_fraction:.0%} reserve holds "
+                 f"{same.batch_size:,} of the {sz.users_per_replica:,} sequences)")
+        lab1 = (f"{rel.total_devices:,} devices ({rel.replicas:,} x "
+                f"{rel.devices_per_replica}, {rel.batch_size} slots each)"
+                if rel.feasible else "no plan (weights + one session do not fit)")
+        head = (f"The three axes size decode only, every replica 100% busy: "
+                f"{sz.total_devices:,} devices for {fmt_count(rec.demand_rate_per_s)} "
+                f"requests/s. ")
+        tail = (f" Lab 1's release review sizes this demand on its own replica shape with "
+                f"the same function: {lab1}.")
+        if not same.feasible:
+            return (head + f"With Lab 1's {self.track.memory_reserve_fraction:.0%} memory "
+                    f"reserve, weights + one sequence no longer fit a replica of "
+                    f"{sz.devices_per_replica} device(s)." + tail)
+        return (head + f"Each request also needs a prefill of {fmt_time(rec.prefill_s)} on a "
+                f"replica of {sz.devices_per_replica} device(s) ({rec.prefill_share:.0%} of a "
+                f"saturated replica's time), and a release keeps replicas at most "
+                f"{rec.max_utilisation:.0%} busy: the same replicas{slots} need "
+                f"<b>{same.total_devices:,} devices</b> ({same.replicas:,} x "
+                f"{sz.devices_per_replica})." + tail)
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -266,6 +334,15 @@ class PartBFleet(Part):
         self.callouts["binding"].set(
             sz.feasible, f"{AXIS_LABELS[bind]} binds",
             f"First lever: <b>{lw.esc(first)}</b>. Second: {lw.esc(second)}.")
+        rec = self._served(s)
+        if rec is None:
+            self.callouts["served"].clear()
+        else:
+            served = (f"{rec.same_shape.total_devices:,} devices, not {sz.total_devices:,}"
+                      if rec.same_shape.feasible else "no replica of this size fits")
+            self.callouts["served"].show(
+                f"Served with prefill and a {rec.max_utilisation:.0%} cap: {served}",
+                self._served_text(s, rec))
         self.callouts["boundary"].set(
             sz.feasible and not over,
             f"{sz.total_devices:,} devices serve {int(s['users']):,} users within "

@@ -96,6 +96,14 @@ def event_noun(tr: Track) -> str:
     return "request" if tr.is_transformer else "inference"
 
 
+def cost_basis(tr: Track) -> str:
+    """How Part A's cost per event is counted: rented devices at the track's batch, owned
+    devices one event at a time (the release plan's batched figure is Part D's)."""
+    if tr.cost_unit == "USD":
+        return f"at a batch of {tr.batch_size}"
+    return f"one {event_noun(tr)} at a time"
+
+
 def cost_noun(tr: Track) -> str:
     return "serving bill" if tr.cost_unit == "USD" else "inference energy"
 

@@ -14,6 +14,7 @@ from labkit.labs.inference_economy.base import (
     DAYS_BUCKET_MAX,
     WEEKS_BUCKET_MAX,
     Part,
+    cost_basis,
     cost_noun,
     crossover_bucket,
     crossover_days,
@@ -23,12 +24,13 @@ from labkit.labs.inference_economy.base import (
 )
 from labkit.physics.economy import Crossover
 from labkit.physics.memory import resident_weight_bytes
-from labkit.physics.phases import RequestPhases
+from labkit.physics.phases import RequestPhases, cnn_compute_precision, cnn_inference_time
 from labkit.plans.economy import track_crossover
 from labkit.plans.serving import (
     track_capacity,
 )
 from labkit.plans.workload import track_phases
+from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track, custom_track
 
@@ -56,8 +58,11 @@ class PartA(Part):
         self._expected = crossover_bucket(crossover_days(self.default), tr.horizon_days)
         self._setup_crossover_chart(out_hi)
         self._setup_phase_chart()
+        self.cost_by_bits = {b: custom_track(tr, weight_bits=b).cost_per_event
+                             for b in self.bits_options}
         self.callouts["budget"] = lw.Callout("danger")
         self.callouts["boundary"] = lw.Callout("success")
+        self.callouts["floor"] = lw.Callout("info")
 
     def _setup_controls(self) -> int | None:
         """The controls; returns the largest output length (None for a CNN)."""
@@ -150,17 +155,20 @@ class PartA(Part):
         ]
 
     def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
-        q = ("An optimisation cuts the cost of every event by a fraction s. What does it do to "
-             "the crossover day t*?")
-        opts = [("It moves t* later, by the factor 1/(1 - s)", "later"),
-                ("It moves t* earlier", "earlier"),
-                ("Nothing: t* depends only on the setup budget", "nothing"),
-                ("It removes the crossover for any s > 0", "removes")]
-        good = ("Right: t* = setup / (cost per event x (1 - s) x events per day), so the "
-                "recurring line tilts down and meets the setup line later.")
-        bad = ("Not quite: t* = setup / (cost per event x (1 - s) x events per day). A saving "
-               "lowers the daily bill, which moves t* later by 1/(1 - s); it never removes it.")
-        return q, opts, "later", {v: (good if v == "later" else bad) for _, v in opts}
+        tr = self.track
+        ph = self.default_phases
+        noun = event_noun(tr)
+        pre, dec = ph.phase_labels["prefill"], ph.phase_labels["decode"]
+        q = (f"{lw.esc(tr.label)}: at the track's default settings, which phase takes most of "
+             f"one {noun}'s time once it is live?")
+        opts = [(f"The {pre}: the one-time pass over the input", "prefill"),
+                (f"The {dec}: the repeated output loop", "decode")]
+        why = (f"at the defaults the {pre} takes {fmt_time(ph.prefill_s)} and the {dec} "
+               f"{fmt_time(ph.decode_s)}, so the {ph.binding_label} binds")
+        good = f"Right: {why}."
+        bad = f"Not quite: {why}. The phase chart shows the split at your settings."
+        return q, opts, ph.binding_phase, {v: (good if v == ph.binding_phase else bad)
+                                           for _, v in opts}
 
     # -- shared values ---------------------------------------------------------------------
     @computed("demand", "weight_bits", "output_tokens")
@@ -234,7 +242,8 @@ class PartA(Part):
             (f"cost per {noun}", fmt_cost(cx.effective_cost_per_event, u),
              f"before saving {fmt_cost(ct.cost_per_event, u)}", lw.PALETTE["blue"]),
             ("recurring per day", fmt_cost(daily, u),
-             f"{fmt_num(ct.events_per_day)} {noun}s/day", lw.PALETTE["orange"]),
+             f"{fmt_num(ct.events_per_day)} {noun}s/day, {cost_basis(tr)}",
+             lw.PALETTE["orange"]),
             ("crossover", fmt_days(t, tr.horizon_days), f"bucket: {bucket}",
              lw.PALETTE["red"]),
             ("binding phase", ph.binding_label,
@@ -248,14 +257,41 @@ class PartA(Part):
             levers += ", shorten outputs"
         self.callouts["budget"].set(
             over, "Over the daily budget",
-            f"The recurring {cost_noun(tr)} is {fmt_cost(daily, u)}/day against a budget of "
+            f"The recurring {cost_noun(tr)} ({cost_basis(tr)}) is {fmt_cost(daily, u)}/day "
+            f"against a budget of "
             f"{fmt_cost(tr.daily_budget, u)}/day ({budget_ratio:.2f}x).",
             f"{levers}, or serve less demand.")
+        self._set_floor(s)
         self.callouts["boundary"].set(
             not over, f"Within the daily budget ({budget_ratio:.0%} used)",
             f"{fmt_cost(daily, u)}/day of {fmt_cost(tr.daily_budget, u)}; the recurring line "
             f"crosses the setup budget after {fmt_days(t, tr.horizon_days)}. Watch demand: "
             f"it scales the bill one for one.")
+
+    def floor_peers(self, bits: int) -> list[int]:
+        """Other offered weight precisions whose cost per event equals ``bits``'s."""
+        c = self.cost_by_bits[bits]
+        return [b for b in self.bits_options if b != bits and self.cost_by_bits[b] == c]
+
+    def _set_floor(self, s: Settings) -> None:
+        """Say why a lower precision saves nothing, where it does not (a CNN's INT8 floor)."""
+        tr = self.track
+        b = int(s["weight_bits"])
+        peers = self.floor_peers(b)
+        if not peers or self.is_lm:
+            self.callouts["floor"].clear()
+            return
+        hw = get_hardware(tr.hardware_id)
+        r = cnn_inference_time(hw, tr.model_id, b, 1)
+        prec = cnn_compute_precision(hw, b).upper()
+        same = " and ".join(f"{p}-bit" for p in peers)
+        self.callouts["floor"].show(
+            f"{b}-bit weights cost the same as {same}",
+            f"{fmt_cost(self.cost_by_bits[b], tr.cost_unit)} per {event_noun(tr)} at each: "
+            f"{lw.esc(hw.name)} runs them all on its {prec} datapath (narrower weights are "
+            f"unpacked to it), and one pass is {r.regime} ({fmt_time(float(r.compute_s))} "
+            f"of arithmetic vs {fmt_time(float(r.memory_s))} of memory traffic), so fewer "
+            "weight bytes save no time and no energy. The lines do not move.")
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:

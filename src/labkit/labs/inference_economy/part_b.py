@@ -19,7 +19,7 @@ from labkit.labs.inference_economy.base import (
 )
 from labkit.physics.kvcache import weight_bytes
 from labkit.physics.memory import StateCapacity, state_capacity
-from labkit.physics.phases import cnn_inference_time
+from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
 from labkit.plans.serving import (
     track_capacity,
 )
@@ -55,6 +55,7 @@ class PartB(Part):
         self.callouts["oom"] = lw.Callout("danger")
         self.callouts["batch_cap"] = lw.Callout("warn")
         self.callouts["boundary"] = lw.Callout("success")
+        self.callouts["floor"] = lw.Callout("info")
 
     def _setup_controls(self) -> None:
         tr = self.track
@@ -272,10 +273,42 @@ class PartB(Part):
         self.callouts["batch_cap"].set(
             short, f"Memory caps the batch at {n} of {self.slots} slots",
             f"The scheduler wants {self.slots} concurrent sessions; only {n} fit.", recovery)
+        self._set_floor(s, cap)
         nxt = self._next_step(s)
         self.callouts["boundary"].set(
             (not cap.oom) and not short, f"{n:,} sessions fit",
             f"{nxt[0].upper()}{nxt[1:]}.")
+
+    def floor_peers(self, s: Settings, cap: StateCapacity) -> list[int]:
+        """Other weight precisions at which the same state and sessions fit (weights in
+        flash, state at the compute precision: a lower precision frees nothing here)."""
+        if self.is_lm or cap.weight_location != "flash":
+            return []
+        out = []
+        for b in PRECISIONS:
+            if b == int(s["weight_bits"]):
+                continue
+            other = self._capacity({**s, "weight_bits": b})
+            if (not other.oom and other.max_sessions == cap.max_sessions
+                    and other.bytes_per_session == cap.bytes_per_session):
+                out.append(b)
+        return out
+
+    def _set_floor(self, s: Settings, cap: StateCapacity) -> None:
+        peers = self.floor_peers(s, cap)
+        if not peers or cap.oom:
+            self.callouts["floor"].clear()
+            return
+        b = int(s["weight_bits"])
+        prec = cnn_compute_precision(self.hw, b).upper()
+        same = " and ".join(f"{p}-bit" for p in peers)
+        self.callouts["floor"].show(
+            f"{b}-bit weights fit the same {cap.max_sessions:,} session(s) as {same}",
+            f"The weights live in flash ({format_bytes(cap.weight_bytes)} of "
+            f"{format_bytes(cap.weight_limit_bytes)}); memory holds each session's windows "
+            f"and activations, {format_bytes(cap.bytes_per_session)}, kept at the {prec} "
+            "compute precision whatever the weight precision. So the bars do not move: "
+            "only the flash figure does.")
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:

@@ -31,6 +31,8 @@ from labkit.plans.serving import (
 )
 from labkit.plans.workload import track_inputs as batching_track_inputs
 
+PADDING_WASTE_MAX = 0.5   # the reference lab's failure line: half the slot-steps padded
+
 # -- Part C ---------------------------------------------------------------------------------
 
 class PartC(Part):
@@ -78,6 +80,7 @@ class PartC(Part):
         self.unit = f"{tr.output_unit}/s"
         self._setup_charts(cap_tok)
         self.callouts["slo"] = lw.Callout("danger")
+        self.callouts["padding"] = lw.Callout("danger")
         self.callouts["boundary"] = lw.Callout("success")
 
     def _setup_charts(self, cap_tok: float) -> None:
@@ -262,10 +265,31 @@ class PartC(Part):
                 + (", and continuous batching when lengths vary" if self.is_lm else ""))
         else:
             self.callouts["slo"].clear()
+        self._set_padding(cmp)
         self.callouts["boundary"].set(
             cmp.any_meets_slo, f"{cmp.winner} wins",
             f"{self._why(cmp)}. Its tail is at {winner.slo_ratio:.0%} of the SLO and its "
             f"load at {self._load(winner)}: more load moves both.")
+
+    def _set_padding(self, cmp: PolicyComparison) -> None:
+        """The padding-waste failure: static batching idles at least PADDING_WASTE_MAX of its
+        slot-steps on padding (only variable-length outputs are padded)."""
+        st, co = cmp.results["static"], cmp.results["continuous"]
+        waste = float(st.padding_waste)
+        gain = co.capacity_tokens_per_s / st.capacity_tokens_per_s - 1.0 \
+            if st.capacity_tokens_per_s > 0 else 0.0
+        better = (f"continuous batching refills a slot as soon as its sequence ends: "
+                  f"{fmt_num(co.capacity_tokens_per_s)} {self.unit} per replica, "
+                  f"{gain:.0%} more than static" if gain > 0 else
+                  "continuous batching refills slots but, at this batch, its scheduler "
+                  "overhead costs more than the padding: bucket requests by length")
+        self.callouts["padding"].set(
+            self.is_lm and waste >= PADDING_WASTE_MAX,
+            f"Padding waste: static batching idles {waste:.0%} of its slot-steps",
+            f"Every static batch runs until its longest output ends; the shorter ones hold "
+            f"their slots as padding ({waste:.0%} of slot-steps at batch "
+            f"{st.batch_size}, CV {cmp.cv_tokens:.1f}). Static capacity: "
+            f"{fmt_num(st.capacity_tokens_per_s)} {self.unit} per replica.", better)
 
     @depends_on("batch", "rate")
     def _show_math(self, s: Settings) -> None:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import ipywidgets as ipw
 import numpy as np
 
 from labkit import ui as lw
@@ -31,14 +32,28 @@ from labkit.plans.design import OFF_SCALE
 from labkit.plans.serving import (
     GUARDRAILS,
     GuardrailReport,
-    release_guardrails,
+    LeverFix,
+    RoutedRelease,
+    lever_fixes,
+    routed_release,
     serving_plan,
 )
+
+TIER_BITS = 4           # the routed tier: the same model at the lowest weight precision
+ROUTE_MAX_PCT = 90.0    # some traffic always stays on the main plan
+ROUTE_STEP_PCT = 10.0
 
 # -- Part D ---------------------------------------------------------------------------------
 
 class PartD(Part):
     """Release review: candidates side by side against memory, SLO, quality and cost.
+
+    The controls start at the first of the naive, lean and default candidates that fails a
+    guardrail at the full forecast, so there is always something to fix. Recovery hints are
+    computed: each failing guardrail names one control value that makes it pass on the
+    current settings (:func:`labkit.plans.serving.lever_fixes`). Where devices are rented,
+    a share of the requests may be routed to a 4-bit tier of the same model
+    (:func:`labkit.plans.serving.routed_release`).
 
     Refresh steps: the chart, readout, table, callouts and math peek all show your
     candidate, which every control changes, so they all depend on every control; the three
@@ -52,7 +67,6 @@ class PartD(Part):
         tr = self.track
         self.is_lm = tr.is_transformer
         self.max_dev = max_devices(tr)
-        self._setup_controls()
         self.candidates = {
             "naive": ("Naive: as released, one at a time",
                       {"weight_bits": 16, "kv_bits": 16, "policy": "none",
@@ -66,9 +80,14 @@ class PartD(Part):
                       "devices_per_replica": tr.devices_per_replica}),
         }
         self._alt_cache: dict[float, dict[str, GuardrailReport]] = {}
+        self._eval_cache: dict[tuple[object, ...], RoutedRelease] = {}
+        self.levers: dict[str, tuple[tuple[str, object], ...]] = {}
         alts = self._alternatives(1.0)
         self.naive_report = alts["naive"]
         self._expected = self.naive_report.binding or "none"
+        self.start = next((k for k in ("naive", "lean", "default") if not alts[k].passed),
+                          "naive")
+        self._setup_controls(self.candidates[self.start][1])
         gx = lw.make_scale("ordinal")
         gy = lw.make_scale("linear", 0.0, 1.6 * OFF_SCALE)  # headroom for the legend
         self.cand_names = [*(label for label, _ in self.candidates.values()), "Your choice"]
@@ -86,32 +105,53 @@ class PartD(Part):
             self.callouts[g] = lw.Callout("danger")
         self.callouts["boundary"] = lw.Callout("success")
 
-    def _setup_controls(self) -> None:
+    def _setup_controls(self, start: Mapping[str, Any]) -> None:
+        """The controls, at the starting candidate ``start``."""
         tr = self.track
         c = self.controls
-        c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
+        c["weight_bits"] = lw.precision_control("Weight precision", int(start["weight_bits"]))
         if self.is_lm:
-            c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
-                                                sorted({4, 8, 16, tr.kv_bits}))
+            c["kv_bits"] = lw.precision_control("KV-cache precision", int(start["kv_bits"]),
+                                                sorted({4, 8, 16, tr.kv_bits,
+                                                        int(start["kv_bits"])}))
         c["policy"] = lw.choice_control("Scheduler", [(POLICY_LABELS[p], p) for p in POLICIES],
-                                        tr.default_policy)
+                                        start["policy"])
         if self.max_dev > 1:
-            c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev)
+            c["devices"] = lw.devices_control(int(start["devices_per_replica"]), self.max_dev)
         # The floor is the share a release must serve (duty cycling or routing the rest
         # elsewhere where the track allows it); above 100% is demand growth.
         floor = getattr(tr, "min_demand_rate_per_s", tr.demand_rate_per_s) / tr.demand_rate_per_s
         lo = min(100.0, 5.0 * math.ceil(100.0 * floor / 5.0 - 1e-9))
         c["share_pct"] = lw.float_control("Demand served by this plan (% of forecast)", 100.0,
                                           lo, 200.0, 5.0, ".0f")
+        if tr.cost_unit == "USD":  # rented devices: a second, cheaper pool can be rented
+            c["route_pct"] = lw.float_control(
+                f"Requests routed to a {TIER_BITS}-bit tier (%)", 0.0, 0.0, ROUTE_MAX_PCT,
+                ROUTE_STEP_PCT, ".0f")
 
     def _plan_kwargs(self, spec: Mapping[str, object], share: float) -> dict[str, Any]:
         tr = self.track
         return {"demand_rate_per_s": tr.demand_rate_per_s * share, **spec}
 
+    def _release(self, spec: Mapping[str, object], share: float,
+                 routed: float = 0.0) -> RoutedRelease:
+        """A candidate serving ``share`` of the forecast, ``routed`` of it on the 4-bit tier
+        (cached: the recovery hints re-evaluate neighbouring settings)."""
+        key = (tuple(sorted(spec.items())), round(share, 6), round(routed, 6))
+        if key not in self._eval_cache:
+            tr = self.track
+            kw = self._plan_kwargs(spec, share)
+            demand = float(kw.pop("demand_rate_per_s"))
+            main = serving_plan(tr, with_baseline=False, demand_rate_per_s=demand * (1 - routed),
+                                **kw)
+            tier = None if routed == 0 else serving_plan(
+                tr, with_baseline=False, demand_rate_per_s=demand * routed,
+                **{**kw, "weight_bits": TIER_BITS})
+            self._eval_cache[key] = routed_release(tr, main, tier, routed)
+        return self._eval_cache[key]
+
     def _evaluate(self, spec: Mapping[str, object], share: float) -> GuardrailReport:
-        tr = self.track
-        plan = serving_plan(tr, with_baseline=False, **self._plan_kwargs(spec, share))
-        return release_guardrails(tr, plan=plan)
+        return self._release(spec, share).report
 
     def _alternatives(self, share: float) -> dict[str, GuardrailReport]:
         key = round(share, 6)
@@ -120,8 +160,9 @@ class PartD(Part):
                                     for k, (_, spec) in self.candidates.items()}
         return self._alt_cache[key]
 
-    def _ratios(self, g: GuardrailReport) -> list[float]:
+    def _ratios(self, g: GuardrailReport, tier: GuardrailReport | None = None) -> list[float]:
         tr = self.track
+        plans = [g.plan] + ([] if tier is None else [tier.plan])
         out = []
         for chk in g.checks:
             if chk.value is None:
@@ -129,10 +170,11 @@ class PartD(Part):
                 continue
             ratio = chk.value / chk.limit if chk.limit else OFF_SCALE
             if chk.name == "quality" and self.is_lm:
-                ratio = max(ratio, tr.min_kv_bits / g.plan.kv_bits)
-            if chk.name == "slo" and g.plan.policy_result is not None:
-                pr = g.plan.policy_result
-                ratio = pr.slo_ratio if pr.stable else OFF_SCALE
+                ratio = max(ratio, *(tr.min_kv_bits / p.kv_bits for p in plans))
+            results = [p.policy_result for p in plans if p.policy_result is not None]
+            if chk.name == "slo" and results:
+                ratio = (max(pr.slo_ratio for pr in results)
+                         if all(pr.stable for pr in results) else OFF_SCALE)
             out.append(float(min(OFF_SCALE, ratio)))
         return out
 
@@ -176,10 +218,64 @@ class PartD(Part):
     def _share(s: Settings) -> float:
         return float(s["share_pct"]) / 100.0
 
+    @staticmethod
+    def _routed(s: Settings) -> float:
+        return float(s.get("route_pct", 0.0)) / 100.0
+
     @computed(ALL)
+    def _mine_routed(self, s: Settings) -> RoutedRelease:
+        """Your candidate (both pools when routing) against the guardrails."""
+        return self._release(self._spec(s), self._share(s), self._routed(s))
+
     def _mine(self, s: Settings) -> GuardrailReport:
-        """Your candidate against the guardrails."""
-        return self._evaluate(self._spec(s), self._share(s))
+        return self._mine_routed(s).report
+
+    def _tier_report(self, s: Settings) -> GuardrailReport | None:
+        rr = self._mine_routed(s)
+        return None if rr.tier is None else self._release(
+            {**self._spec(s), "weight_bits": TIER_BITS}, self._share(s) * rr.routed_share).report
+
+    def _failed(self, s: Settings) -> tuple[str, ...]:
+        """The guardrails failing at settings ``s`` (control name -> value)."""
+        return tuple(c.name for c in self._release(self._spec(s), self._share(s),
+                                                   self._routed(s)).report.checks
+                     if not c.passed)
+
+    def _candidate_values(self, name: str) -> list[object]:
+        """The values a control offers: its options, or every step of its slider."""
+        ctl = self.controls[name]
+        opts = getattr(ctl, "options", None)
+        if opts:
+            return [o[1] if isinstance(o, tuple) else o for o in opts]
+        step = float(ctl.step)
+        vals = np.arange(float(ctl.min), float(ctl.max) + step / 2, step)
+        if isinstance(ctl, ipw.IntSlider):
+            return [round(float(x)) for x in vals]
+        return [round(float(x), 6) for x in vals]
+
+    @computed(ALL)
+    def _fixes(self, s: Settings) -> dict[str, LeverFix]:
+        """For each failing guardrail, one control value that passes it (computed)."""
+        return lever_fixes(s, {n: self._candidate_values(n) for n in self.controls},
+                           self._failed)
+
+    def _change_text(self, key: str, value: object) -> str:
+        ctl = self.controls[key]
+        label = (self.option_label(key, value) if getattr(ctl, "options", None)
+                 else format(value, str(getattr(ctl, "readout_format", "") or "g")))
+        return f"{lw.esc(ctl.description)}: <b>{lw.esc(label)}</b>"
+
+    def _hint(self, fix: LeverFix) -> str:
+        """A recovery hint naming the computed fix (or saying none was found)."""
+        if not fix.found:
+            return ("no change of one or two controls here passes it from these settings")
+        rest = fix.still_failing
+        after = ("then every guardrail passes" if not rest else
+                 f"then {', '.join(guardrail_label(n) for n in rest)} still fail"
+                 + ("s" if len(rest) == 1 else ""))
+        moves = " and ".join(self._change_text(k, val) for k, val in fix.changes)
+        lead = "" if len(fix.changes) == 1 else "no single control passes it; together, "
+        return f"{lead}{moves} pass{'es' if len(fix.changes) == 1 else ''} it ({after})"
 
     @computed("share_pct")
     def _alts(self, s: Settings) -> dict[str, GuardrailReport]:
@@ -192,7 +288,9 @@ class PartD(Part):
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)
     def _draw(self, s: Settings) -> None:
-        y = np.asarray([self._ratios(g) for g in self._reports(s)])
+        alts = self._alts(s)
+        y = np.asarray([*(self._ratios(g) for g in alts.values()),
+                        self._ratios(self._mine(s), self._tier_report(s))])
         lw.update_marks({self.m_guard: {"y": y}})
 
     @depends_on(ALL)
@@ -200,17 +298,21 @@ class PartD(Part):
         """Results and readout cards."""
         tr = self.track
         share, spec = self._share(s), self._spec(s)
-        mine, alts = self._mine(s), self._alts(s)
+        rr, alts = self._mine_routed(s), self._alts(s)
+        mine = rr.report
         plan = mine.plan
+        daily = rr.daily_cost
         default_cost = alts["default"].plan.daily_cost
         self.results = {
             "passed": mine.passed, "binding": mine.binding, "reason": mine.reason,
             "spec": spec, "demand_share": share, "feasible": plan.feasible,
-            "replicas": plan.replicas, "total_devices": plan.total_devices,
-            "daily_cost": plan.daily_cost, "daily_budget": tr.daily_budget,
+            "routed_share": rr.routed_share, "start_candidate": self.start,
+            "replicas": rr.replicas, "total_devices": rr.total_devices,
+            "daily_cost": daily, "daily_budget": tr.daily_budget,
             "cost_unit": tr.cost_unit,
-            "cost_vs_default": (None if plan.daily_cost is None or not default_cost
-                                else plan.daily_cost / default_cost),
+            "levers": {n: [list(c) for c in f.changes] for n, f in self._fixes(s).items()},
+            "cost_vs_default": (None if daily is None or not default_cost
+                                else daily / default_cost),
             "checks": {c.name: {"passed": c.passed, "value": c.value, "limit": c.limit,
                                 "unit": c.unit, "detail": c.detail} for c in mine.checks},
             "naive_binding": self.naive_report.binding, "expected": self._expected,
@@ -223,10 +325,12 @@ class PartD(Part):
             ("verdict", "ships" if mine.passed else f"{mine.binding} binds",
              "all four guardrails" if mine.passed else "first failing guardrail",
              lw.PALETTE["green"] if mine.passed else lw.PALETTE["red"]),
-            ("replicas", f"{plan.replicas}", f"{plan.total_devices} device(s) in total",
-             lw.PALETTE["blue"]),
-            ("daily cost", fmt_cost(plan.daily_cost, u),
-             f"budget {fmt_cost(tr.daily_budget, u)}", lw.PALETTE["orange"]),
+            ("replicas", f"{rr.replicas}", f"{rr.total_devices} device(s) in total"
+             + (f", {rr.routed_share:.0%} of requests on the {TIER_BITS}-bit tier"
+                if rr.tier is not None else ""), lw.PALETTE["blue"]),
+            ("daily cost", fmt_cost(daily, u),
+             f"this plan, {POLICY_LABELS[plan.policy]}; budget {fmt_cost(tr.daily_budget, u)}",
+             lw.PALETTE["orange"]),
             ("demand", f"{fmt_num(tr.demand_rate_per_s * share)} {event_noun(tr)}s/s",
              f"{share:.0%} of forecast", lw.PALETTE["grey"]),
         ]))
@@ -237,11 +341,15 @@ class PartD(Part):
         tr = self.track
         rows = []
         names = [label for label, _ in self.candidates.values()] + ["Your choice"]
+        rr = self._mine_routed(s)
         for name, g in zip(names, self._reports(s), strict=True):
             p = g.plan
             kv = f"/{p.kv_bits}-bit KV" if self.is_lm else ""
             cfg = (f"{p.weight_bits}-bit weights{kv}, {p.policy}, {p.devices_per_replica} "
                    f"device(s)")
+            routed = g is rr.report and rr.tier is not None
+            if routed:
+                cfg += f"; {rr.routed_share:.0%} of requests on {TIER_BITS}-bit weights"
             pr = p.policy_result
             tail = ("not evaluated (OOM)" if pr is None else
                     f"{fmt_time(pr.slo_value_s)}"
@@ -249,8 +357,10 @@ class PartD(Part):
                     + ("" if pr.stable else " · overloaded"))
             rows.append([
                 f"<b>{lw.esc(name)}</b>", lw.esc(cfg),
-                f"{p.replicas} x {p.devices_per_replica}" if p.feasible else "—",
-                fmt_cost(p.daily_cost, tr.cost_unit), tail,
+                (f"{rr.replicas} ({p.replicas} + {rr.replicas - p.replicas} routed) x "
+                 f"{p.devices_per_replica}" if routed else
+                 f"{p.replicas} x {p.devices_per_replica}") if p.feasible else "—",
+                fmt_cost(rr.daily_cost if routed else p.daily_cost, tr.cost_unit), tail,
                 *(pass_mark(g.check(n).passed) for n in GUARDRAILS),
                 "<b style='color:#1e8449'>ships</b>" if g.passed
                 else f"<b style='color:#c0392b'>{guardrail_label(g.binding or '')} binds</b>",
@@ -261,25 +371,16 @@ class PartD(Part):
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
-        tr = self.track
         mine = self._mine(s)
-        recov = {
-            "memory": "lower the precision" + (", or add devices per replica"
-                                               if "devices" in self.controls else ""),
-            "slo": "pick a scheduler that does not wait for full batches, add capacity, or "
-                   "route less demand to this plan",
-            "quality": f"raise the weight precision to at least {tr.min_weight_bits} bits"
-                       + (f" and keep KV at {tr.min_kv_bits} bits or more" if self.is_lm
-                          else ""),
-            "cost": "lower the precision, batch more per device, or route less demand to "
-                    "this plan",
-        }
+        fixes = self._fixes(s)
+        self.levers = {n: f.changes for n, f in fixes.items()}
         titles = {"memory": "Memory guardrail fails (OOM)", "slo": "SLO guardrail fails",
                   "quality": "Quality guardrail fails", "cost": "Over the daily budget"}
         for chk in mine.checks:
+            fix = fixes.get(chk.name)
             self.callouts[chk.name].set(not chk.passed, titles[chk.name], lw.esc(chk.detail),
-                                        recov[chk.name])
-        ratios = self._ratios(mine)
+                                        None if fix is None else self._hint(fix))
+        ratios = self._ratios(mine, self._tier_report(s))
         closest = max(range(4), key=lambda i: ratios[i])
         self.callouts["boundary"].set(
             mine.passed, "Your candidate ships: every guardrail passes",
@@ -290,15 +391,21 @@ class PartD(Part):
     def _show_math(self, s: Settings) -> None:
         tr = self.track
         share = self._share(s)
-        plan = self._mine(s).plan
+        rr = self._mine_routed(s)
+        plan = rr.main
         pr = plan.policy_result
+        lam = tr.demand_rate_per_s * share * (1 - rr.routed_share)
         cap_txt = (f"{fmt_num(plan.replica_capacity_requests_per_s)}" if plan.feasible
                    else "0 (OOM)")
         self.math.update(
             "<p>Replicas for the demand λ at most u_max busy, and the daily cost:</p>"
             "$$R = \\left\\lceil \\frac{\\lambda}{u_{\\max}\\,\\mu_{\\text{replica}}} "
-            f"\\right\\rceil = \\left\\lceil \\frac{{{tex_num(tr.demand_rate_per_s * share)}}}"
+            f"\\right\\rceil = \\left\\lceil \\frac{{{tex_num(lam)}}}"
             f"{{{tr.max_utilisation:g} \\times {cap_txt}}} \\right\\rceil = {plan.replicas}$$"
+            + ("" if rr.tier is None else
+               f"<p>The {rr.routed_share:.0%} routed to the {TIER_BITS}-bit tier run on "
+               f"{rr.tier.replicas} more replica(s), sized the same way; quality loss is the "
+               f"traffic-weighted mean.</p>")
             + ("<p>Rented: cost/day = devices × price/h × active hours.</p>"
                if tr.cost_unit == "USD" else
                "<p>Owned: energy/day = devices × power × busy time / J per unit.</p>")
