@@ -236,3 +236,25 @@ def test_invalid_input_names_the_parameter(kwargs, param):
 def test_unknown_ids_and_wrong_models_name_the_parameter(hardware, model, param):
     with pytest.raises(ValueError, match=param):
         rf.critical_batch(hardware, model)
+
+
+# --- the paper's serving batch and regime rules (section 5.2) --------------------------
+def test_serving_batch_is_twice_b_star_and_halves_the_weight_share():
+    sb = rf.serving_batch(PE, L70)
+    assert sb == pytest.approx(62.5)
+    r = rf.decode_roofline(PE, L70, sb, 0)
+    assert r.weight_s / r.compute_s == pytest.approx(0.5)
+
+
+def test_regime_rule_rows_at_their_boundaries():
+    b, l_ = rf.critical_batch(PE, L70), rf.balance_context(PE, L70)
+    assert rf.regime_rule(b * 0.99, 0.99 * l_, b, l_) == "weights"
+    assert rf.regime_rule(b, 0.99 * l_, b, l_) == "serve"
+    assert rf.regime_rule(1, l_, b, l_) == "long"
+    assert rf.regime_rule(1, rf.EXTREME_CONTEXT * l_, b, l_) == "extreme"
+    assert rf.regime_rule(256, 1_048_576, b, l_) == "extreme"  # the paper's 78 L*
+    assert {r.key for r in rf.REGIME_RULES} == {"weights", "serve", "long", "extreme"}
+    with pytest.raises(ValueError, match="batch"):
+        rf.regime_rule(0, 10, b, l_)
+    with pytest.raises(ValueError, match="l_star"):
+        rf.regime_rule(1, 10, b, -1)

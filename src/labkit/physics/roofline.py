@@ -372,3 +372,67 @@ def ai_sensitivity(hardware: str | Hardware, model: str | Model, multipliers: ob
     ai = flops / bw
     b = bits_to_bytes(v.precision_bits("weight_bits", weight_bits))
     return AISensitivity(ax, k, flops, bw, ai, ai * b / FLOP_PER_WEIGHT_PER_TOKEN * m.moe_sparsity)
+
+
+# -- the paper's worked example and its rules (section 5.1-5.2) --------------------------
+PAPER_HARDWARE = "ahbm-pe"
+PAPER_MODEL = "llama-3.1-70b"
+PAPER_MAX_CONTEXT = 1_048_576  # the paper's long-context point, S_kv = 1M tokens
+PAPER_BATCHES = (1, 256)       # the paper's batching example, B = 1 -> 256
+SERVING_BATCH_FACTOR = 2.0     # paper section 5.2: short-context batch B ~ 2 B*
+EXTREME_CONTEXT = 10.0         # "S >> L*" read as S >= 10 L* (the paper's 1M point is 78 L*)
+
+
+def serving_batch(hardware: str | Hardware, model: str | Model, weight_bits: int = 16,
+                  precision: str | None = None, mode: str | Derating = "peak") -> float:
+    """B_serve = 2 B*, sequences: the paper's short-context serving batch (section 5.2).
+
+    Dense, peak: per token t = B*/B + 1 + S/L* token-computes, so at 2B* the weight share
+    is 1/2 and a further doubling saves (1/4) / (3/2 + S/L*), at most a sixth, while it
+    doubles the step time every sequence waits per token (the TPOT).
+    """
+    return SERVING_BATCH_FACTOR * critical_batch(hardware, model, weight_bits, precision, mode)
+
+
+@dataclass(frozen=True)
+class RegimeRule:
+    """One row of the paper's deployment rules: where a point is, what to do there."""
+
+    key: str
+    regime: str
+    batch: str
+    lever: str
+    cost_per_token: str
+
+
+REGIME_RULES: tuple[RegimeRule, ...] = (
+    RegimeRule("weights", "short context (S < L*), B < B*: weight fetch outlasts compute",
+               "raise B toward 2B*", "batch: every doubling divides the weight share B*/B",
+               "falls with every doubling"),
+    RegimeRule("serve", "short context (S < L*), B ≥ B*: weight fetch amortised (≤ compute)",
+               "B ≈ 2B*", "more FLOP/s, or more replicas (DP) for throughput", "low"),
+    RegimeRule("long", "long context (L* ≤ S < 10 L*): each sequence's KV read outlasts its "
+               "compute",
+               "smaller B, more CP", "fewer KV bytes (8/4-bit KV, GQA/MLA), context "
+               "parallelism", "higher"),
+    RegimeRule("extreme", "extreme context (S ≥ 10 L*): the KV floor is 10x the compute or "
+               "more",
+               "dedicated pool, few sequences", "a long-context pool with CP and "
+               "disaggregated prefill", "much higher"),
+)
+
+
+def regime_rule(batch: float, context_tokens: float, b_star: float, l_star: float) -> str:
+    """The key of the :data:`REGIME_RULES` row a point falls in (context first, then batch).
+
+    S >= 10 L*: ``extreme``; L* <= S: ``long``; else ``weights`` when B < B*, ``serve``
+    otherwise. Dimensionless comparisons of B (sequences) and S (tokens).
+    """
+    b = float(v.positive("batch", batch))
+    s = float(v.non_negative("context_tokens", context_tokens))
+    bs, ls = float(v.positive("b_star", b_star)), float(v.positive("l_star", l_star))
+    if s >= EXTREME_CONTEXT * ls:
+        return "extreme"
+    if s >= ls:
+        return "long"
+    return "weights" if b < bs else "serve"

@@ -9,8 +9,12 @@ from typing import Protocol, cast
 import ipywidgets as ipw
 
 from labkit import ui as lw
+from labkit.core.format import fmt_time, fmt_tokens, format_bytes
+from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.info import LAB_ID, PART_MINUTES, PART_TITLES
-from labkit.labs.common import LabLike, LabPart
+from labkit.labs.common import LabLike, LabPart, html_table
+from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
+from labkit.physics.roofline import EXTREME_CONTEXT, REGIME_RULES, regime_rule
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model
 
@@ -25,6 +29,63 @@ def feedback_map(opts: Sequence[tuple[str, str]], expected: str, good: str,
                  bad: str) -> dict[str, str]:
     """Checkpoint feedback: ``good`` for the expected option, ``bad`` for the others."""
     return {val: (good if val == expected else bad) for _, val in opts}
+
+
+def paper_ms(seconds: float) -> str:
+    """A time as the paper rounds it: whole ms from 100 ms to 10 s, else :func:`fmt_time`
+    (3 significant digits: 29.7 ms)."""
+    return f"{seconds * 1e3:.0f} ms" if 0.1 <= seconds < 10.0 else fmt_time(seconds)
+
+
+def tokens_label(n: int) -> str:
+    """A slider label: binary thousands, binary millions from 1,048,576 (``1M``)."""
+    return f"{n / (1 << 20):g}M" if n >= 1 << 20 else fmt_tokens(n)
+
+
+def thousands(tokens: float) -> str:
+    return f"{tokens / 1e3:.3g} thousand" if tokens >= 1e3 else f"{tokens:,.0f}"
+
+
+def rules_table_html(batch: int, context: int, b_star: float, l_star: float) -> str:
+    """The paper's regime rules (section 5.2) with the row of (batch, context) marked."""
+    key = regime_rule(batch, context, b_star, l_star)
+    rows = []
+    for rule in REGIME_RULES:
+        mark = rule.key == key
+        cells = [rule.regime, rule.batch, rule.lever, rule.cost_per_token,
+                 "◀ your settings" if mark else ""]
+        rows.append([f"<b style='background:#fdebd0'>{lw.esc(c)}</b>" if mark else lw.esc(c)
+                     for c in cells])
+    return (f"<div class='labkit-rules'><b>The paper's regime rules (§5.2)</b>: your settings "
+            f"put S = {context:,} tokens at {context / l_star:.3g} L* and B = {batch:,} at "
+            f"{batch / b_star:.3g} B* (“≫ L*” is read as {EXTREME_CONTEXT:g} L* or more)."
+            + html_table(["regime", "batch", "first lever", "cost per token", ""], rows)
+            + "</div>")
+
+
+def precision_floor_note(hw: Hardware, model: Model, bits: int, noun: str, batch: int = 1,
+                         mode: str = "achievable") -> str:
+    """Why a CNN pass at ``bits`` is no faster than at the next wider precision ("" when
+    it is faster, or at the widest). Time per pass never rises as the bits fall
+    (:func:`~labkit.physics.phases.cnn_compute_precision`); it stays put where both widths
+    run on one datapath and the pass is compute-bound, so only the bytes shrink."""
+    wider = [p for p in PRECISIONS if p > bits]
+    if not wider:
+        return ""
+    here = cnn_inference_time(hw, model, bits, batch, mode)
+    up = cnn_inference_time(hw, model, wider[0], batch, mode)
+    if float(here.latency_s) < float(up.latency_s):
+        return ""
+    prec = cnn_compute_precision(hw, bits)
+    return (f"<p class='labkit-floor'><b>Why {bits}-bit is no faster than {wider[0]}-bit:</b> "
+            f"the device runs both on its {prec.upper()} datapath, and the pass is "
+            f"{here.regime} ({fmt_time(float(here.compute_s))} of "
+            f"arithmetic against {fmt_time(float(here.memory_s))} of memory traffic), so it "
+            f"still takes {fmt_time(float(here.latency_s))} per "
+            f"{noun if batch == 1 else f'pass of {batch} {noun}s'}. Only the bytes moved per "
+            f"pass fall ({format_bytes(float(up.bytes_moved))} → "
+            f"{format_bytes(float(here.bytes_moved))}, the weights shrinking): memory use "
+            "drops, time and energy do not.</p>")
 
 
 class Part(LabPart):
@@ -61,6 +122,11 @@ class Part(LabPart):
     def _computed_line(self) -> str:
         return (f"<div>{self._prediction_line()}.</div><div>Computed at the track defaults: "
                 f"<b>{lw.esc(self.predict.label_for(self.expected))}</b>.</div>")
+
+    def _noun(self) -> str:
+        """One of what the track's model handles per pass (``frame``, ``window``)."""
+        noun = self.track.input_noun
+        return noun[:-1] if noun.endswith("s") else noun
 
     def _callout(self, name: str, kind: str) -> lw.Callout:
         self.callouts[name] = lw.Callout(kind)

@@ -8,13 +8,21 @@ import numpy as np
 from labkit import ui as lw
 from labkit.core.format import (
     fmt_count,
+    fmt_pct,
     fmt_time,
     format_bytes,
     tex_num,
 )
 from labkit.core.grids import pow2
 from labkit.core.units import bits_to_bytes
-from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.labs.accelerators.base import (
+    Part,
+    feedback_map,
+    paper_ms,
+    rules_table_html,
+    thousands,
+    tokens_label,
+)
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -26,6 +34,10 @@ from labkit.labs.common import (
 )
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.roofline import (
+    PAPER_BATCHES,
+    PAPER_HARDWARE,
+    PAPER_MAX_CONTEXT,
+    PAPER_MODEL,
     DecodeRoofline,
     MemoryBudget,
     balance_context,
@@ -35,8 +47,11 @@ from labkit.physics.roofline import (
     get_mode,
     knee_batch,
     memory_budget,
+    regime_rule,
+    serving_batch,
 )
 from labkit.plans.design import MODES
+from labkit.registries.hardware import Hardware, get_hardware
 from labkit.ui.charts import lin_top, log_domain
 
 # -- Part A: the roofline -----------------------------------------------------------------------
@@ -48,15 +63,19 @@ BATCH_OPTIONS = tuple(pow2(1024))
 STALL = 0.10  # batching has stalled where doubling the batch saves less than this per token
 
 
+
 class PartALM(Part):
     """Decode roofline of a transformer: weight fetch, compute and KV read vs batch and context,
-    with B*, L* and the knee; peak vs achievable side by side.
+    with B*, L*, the knee and the paper's serving batch 2B*; peak vs achievable side by side.
+    On the paper's model a "device" toggle swaps in the paper's PE (one PE, context to 1M
+    tokens) so section 5.1's worked example can be read off the readout.
 
     Refresh steps: the batch sweep reads the context, roofline and precisions (not the
     batch); the context sweep the batch, roofline and precisions (not the context); the
     batching-gain curve only the roofline and precisions; the peak-vs-achievable bars the
     batch, context and precisions (not the roofline toggle); "per token / per step" only
-    re-slices the sweeps. The points, readout, callouts and math peek read every control.
+    re-slices the sweeps. The device toggle reaches every step. The points, readout,
+    callouts, rules table and math peek read every control.
     """
 
     letter = "A"
@@ -66,10 +85,16 @@ class PartALM(Part):
         self.tp = tr.devices_per_replica
         self.ctx0 = int(tr.context_tokens or 0)
         self.b0 = int(tr.batch_size)
+        self.paper_hw: Hardware | None = (
+            get_hardware(PAPER_HARDWARE)
+            if m.id == PAPER_MODEL and self.hw.id != PAPER_HARDWARE else None)
+        self._swapping = False
         opts = sorted(set(BATCH_OPTIONS) | {self.b0})
         self._setup_controls(opts)
         self.bgrid = np.geomspace(1, max(opts), 61)
-        self.cgrid = np.geomspace(256, m.max_context, 61)
+        self.cgrids = {"track": np.geomspace(256, m.max_context, 61),
+                       "paper": np.geomspace(256, max(PAPER_MAX_CONTEXT, m.max_context), 61)}
+        self.cgrid = self.cgrids["track"]
         d0 = decode_roofline(self.hw, m, self.b0, self.ctx0, tr.weight_bits, tr.kv_bits,
                              tp=self.tp, mode="peak")
         self.default_point = d0
@@ -80,6 +105,7 @@ class PartALM(Part):
         self._setup_modes_chart()
         self._callout("oom", "danger")
         self._callout("slo", "danger")
+        self._callout("window", "warn")
         self._callout("stall", "warn")
         self._callout("boundary", "success")
 
@@ -90,6 +116,17 @@ class PartALM(Part):
                                           [(str(b), b) for b in opts], self.b0)
         c["context"] = lw.context_control(self.ctx0, m.max_context, 256,
                                           "Context per sequence (tokens)")
+        self._ctx_options = {"track": list(c["context"].options)}
+        if self.paper_hw is not None:
+            c["device"] = lw.choice_control(
+                "Device", [(f"{self.hw.name} (track, {self.tp} per replica)", "track"),
+                           (f"one {self.paper_hw.name}, §5.1", "paper")],
+                "track", style="toggle")
+            paper = lw.context_control(self.ctx0, max(PAPER_MAX_CONTEXT, m.max_context), 256)
+            self._ctx_options["paper"] = [
+                (label if v <= m.max_context else f"{tokens_label(v)} (past the model's window)", v)
+                for label, v in paper.options]
+            c["device"].observe(self._swap_context_range, names="value")
         c["mode"] = lw.choice_control("Roofline", [("peak (paper)", "peak"),
                                                    ("achievable (real system)", "achievable")],
                                       "peak", style="toggle")
@@ -99,6 +136,23 @@ class PartALM(Part):
         c["view"] = lw.choice_control("Show time", [("per token", "token"),
                                                     ("per step", "step")], "token",
                                       style="toggle")
+
+    def _swap_context_range(self, change: dict[str, object]) -> None:
+        """Give the context slider the device's range (the paper's reaches 1M tokens),
+        keeping the value where it still exists; the device's own refresh redraws."""
+        ctl = self.controls["context"]
+        opts = self._ctx_options[str(change["new"])]
+        value = min(int(ctl.value), int(opts[-1][1]))
+        self._swapping = True
+        try:
+            ctl.options = opts
+            ctl.value = value
+        finally:
+            self._swapping = False
+
+    def _on_change(self, change: dict[str, object]) -> None:  # type: ignore[override]
+        if not self._swapping:
+            super()._on_change(change)
 
     def _setup_batch_chart(self, b_max: int) -> None:
         labels = [*_TERMS, "total"]
@@ -110,12 +164,14 @@ class PartALM(Part):
                                       colors=[lw.PALETTE["light"]], line_style="dashed",
                                       labels=["total, other mode"], legend=True, stroke_width=2)
         self.m_bstar = lw.vline_mark(1.0, bx, color=lw.PALETTE["red"], label="B*", legend=True)
+        self.m_serve = lw.vline_mark(2.0, bx, color=lw.PALETTE["teal"], line_style="dashed",
+                                     label="2B* (paper's serving batch)", legend=True)
         self.m_knee = lw.vline_mark(1.0, bx, color=lw.PALETTE["green"], line_style="dotted",
                                     label="knee", legend=True)
         self.m_b_pt = lw.scatter_mark([1.0], [1.0], bx, by)
         self.figures["batch"] = lw.figure(
-            [self.m_b, self.m_b_other, self.m_bstar, self.m_knee, self.m_b_pt], bx, by,
-            x_label="batch B (sequences, log)", y_label="time (ms, log)",
+            [self.m_b, self.m_b_other, self.m_bstar, self.m_serve, self.m_knee, self.m_b_pt],
+            bx, by, x_label="batch B (sequences, log)", y_label="time (ms, log)",
             title="Decode time vs batch at your context", legend=True,
             legend_location="top-right", x_tick_format=".0f", y_tick_format=".2~g")
 
@@ -123,7 +179,7 @@ class PartALM(Part):
         m = self.model
         labels = [*_TERMS, "total"]
         cx, cy = lw.make_scale("log", 256, m.max_context), lw.make_scale("log", 1e-4, 1.0)
-        self.sc_y = cy
+        self.sc_x, self.sc_y = cx, cy
         self.m_c = lw.line_mark(self.cgrid, np.ones((5, self.cgrid.size)), cx, cy,
                                 colors=_TERM_COLORS, labels=labels, legend=True)
         self.m_lstar = lw.vline_mark(256.0, cx, color=lw.PALETTE["red"], label="L*",
@@ -138,7 +194,7 @@ class PartALM(Part):
     def _setup_gain_chart(self, b_max: int) -> None:
         m = self.model
         gx, gy = lw.make_scale("log", 256, m.max_context), lw.make_scale("log", 1.0, 10.0)
-        self.sg_y = gy
+        self.sg_x, self.sg_y = gx, gy
         self.m_gain = lw.line_mark(self.cgrid, np.ones(self.cgrid.size), gx, gy,
                                    colors=[lw.PALETTE["teal"]],
                                    labels=[f"gain B=1 → {b_max}"], legend=True)
@@ -182,6 +238,10 @@ class PartALM(Part):
                    ("KV-bound: reading every sequence's KV cache dominates", "kv-bound")]
 
     def _checkpoint_spec(self) -> CheckSpec:
+        pe, m = PAPER_HARDWARE, PAPER_MODEL
+        b_star, l_star = critical_batch(pe, m), balance_context(pe, m)
+        t = {s: np.asarray(decode_roofline(pe, m, np.asarray(PAPER_BATCHES, dtype=float),
+                                           s).per_token_s) for s in (8192, PAPER_MAX_CONTEXT)}
         q = ("Per generated token, in units of one token's compute, a decode step costs "
              "B*/B + 1 + S/L* (weight fetch + compute + KV read). When does doubling the batch "
              "stop paying?")
@@ -191,21 +251,38 @@ class PartALM(Part):
                 ("Never: twice the sequences share the same weights, so it always halves",
                  "never"),
                 ("Once the step is memory-bound", "memory_bound")]
+        short, long = t[8192], t[PAPER_MAX_CONTEXT]
         good = ("Right: doubling B saves (B*/2B) / (B*/B + 1 + S/L*), under 10% once "
                 "B > 4 B*/(1 + S/L*). Long context only lowers that batch: on the paper's "
-                "PE (B* = 31) B = 1 → 256 is 19x at 8k tokens but 28% at 1M (78 L*).")
+                f"PE (B* = {b_star:.4g}) B = 1 → 256 is {short[0] / short[1]:.2g}x at 8k "
+                f"tokens but {1 - long[1] / long[0]:.0%} at 1M "
+                f"({PAPER_MAX_CONTEXT / l_star:.0f} L*).")
         bad = ("Not quite: per token = B*/B + 1 + S/L*. Only the weight share B*/B falls with "
                "B, so doubling stops paying once that share is small next to 1 + S/L*, past "
                "L* or not.")
         return q, opts, "weight_share", feedback_map(opts, "weight_share", good, bad)
 
+    # -- the device a setting runs on ------------------------------------------------------
+    def _paper(self, s: Settings) -> bool:
+        return s.get("device") == "paper"
+
+    def _hw_of(self, s: Settings) -> Hardware:
+        return self.paper_hw if self._paper(s) and self.paper_hw is not None else self.hw
+
+    def _tp_of(self, s: Settings) -> int:
+        return 1 if self._paper(s) else self.tp
+
+    def _cgrid(self, s: Settings) -> np.ndarray:
+        return self.cgrids["paper" if self._paper(s) else "track"]
+
     # -- shared values ---------------------------------------------------------------------
     def _roofline(self, s: Settings, batch: object, ctx: object,
                   mode: str | None = None) -> DecodeRoofline:
-        return decode_roofline(self.hw, self.model, batch, ctx, int(s["weight_bits"]),
-                               int(s["kv_bits"]), tp=self.tp, mode=mode or str(s["mode"]))
+        return decode_roofline(self._hw_of(s), self.model, batch, ctx, int(s["weight_bits"]),
+                               int(s["kv_bits"]), tp=self._tp_of(s),
+                               mode=mode or str(s["mode"]))
 
-    @computed("context", "mode", "weight_bits", "kv_bits")
+    @computed("device", "context", "mode", "weight_bits", "kv_bits")
     def _sweep_b(self, s: Settings) -> tuple[DecodeRoofline, DecodeRoofline]:
         """The batch sweep at your context, in your roofline and in the other one."""
         other = "achievable" if s["mode"] == "peak" else "peak"
@@ -213,42 +290,57 @@ class PartALM(Part):
         return (self._roofline(s, self.bgrid, ctx),
                 self._roofline(s, self.bgrid, ctx, other))
 
-    @computed("batch", "mode", "weight_bits", "kv_bits")
+    @computed("device", "batch", "mode", "weight_bits", "kv_bits")
     def _sweep_c(self, s: Settings) -> DecodeRoofline:
         """The context sweep at your batch."""
-        return self._roofline(s, int(s["batch"]), self.cgrid)
+        return self._roofline(s, int(s["batch"]), self._cgrid(s))
 
-    @computed("mode", "weight_bits", "kv_bits")
+    @computed("device", "mode", "weight_bits", "kv_bits")
     def _gain(self, s: Settings) -> np.ndarray:
         """Per-token time at B = 1 over the largest batch, along the context grid."""
-        g1 = self._roofline(s, 1, self.cgrid)
-        gn = self._roofline(s, float(self.bgrid[-1]), self.cgrid)
+        g1 = self._roofline(s, 1, self._cgrid(s))
+        gn = self._roofline(s, float(self.bgrid[-1]), self._cgrid(s))
         return np.asarray(g1.per_token_s) / np.asarray(gn.per_token_s)
 
-    @computed("batch", "context", "weight_bits", "kv_bits")
+    @computed("device", "batch", "context", "weight_bits", "kv_bits")
     def _here(self, s: Settings) -> dict[str, DecodeRoofline]:
         """Your operating point in each roofline mode."""
         b, ctx = int(s["batch"]), int(s["context"])
         return {md: self._roofline(s, b, ctx, md) for md in MODES}
 
-    @computed("mode", "weight_bits", "kv_bits")
+    @computed("device", "mode", "weight_bits", "kv_bits")
     def _balance(self, s: Settings) -> tuple[float, float]:
         """(B*, L*)."""
-        mode = str(s["mode"])
-        return (critical_batch(self.hw, self.model, int(s["weight_bits"]), mode=mode),
-                balance_context(self.hw, self.model, int(s["kv_bits"]), mode=mode))
+        mode, hw = str(s["mode"]), self._hw_of(s)
+        return (critical_batch(hw, self.model, int(s["weight_bits"]), mode=mode),
+                balance_context(hw, self.model, int(s["kv_bits"]), mode=mode))
 
-    @computed("context", "mode", "weight_bits", "kv_bits")
+    @computed("device", "context", "mode", "weight_bits", "kv_bits")
     def _knee(self, s: Settings) -> float | None:
-        return knee_batch(self.hw, self.model, int(s["context"]), int(s["weight_bits"]),
-                          int(s["kv_bits"]), mode=str(s["mode"]))
+        return knee_batch(self._hw_of(s), self.model, int(s["context"]),
+                          int(s["weight_bits"]), int(s["kv_bits"]), mode=str(s["mode"]))
 
-    @computed("batch", "context", "mode", "weight_bits", "kv_bits")
+    @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
     def _saving(self, s: Settings) -> float:
         """What doubling the batch saves per token at your point (your roofline)."""
-        return float(doubling_saving(self.hw, self.model, int(s["batch"]), int(s["context"]),
-                                     int(s["weight_bits"]), int(s["kv_bits"]), tp=self.tp,
+        return float(doubling_saving(self._hw_of(s), self.model, int(s["batch"]),
+                                     int(s["context"]), int(s["weight_bits"]),
+                                     int(s["kv_bits"]), tp=self._tp_of(s),
                                      mode=str(s["mode"])))
+
+    @computed("device", "context", "mode", "weight_bits", "kv_bits")
+    def _serving(self, s: Settings) -> tuple[float, DecodeRoofline]:
+        """The paper's serving batch 2B* and the roofline at B*, 2B* and 4B* (your context)."""
+        sb = serving_batch(self._hw_of(s), self.model, int(s["weight_bits"]),
+                           mode=str(s["mode"]))
+        return sb, self._roofline(s, np.asarray([sb / 2, sb, 2 * sb]), int(s["context"]))
+
+    @computed("device", "context", "mode", "weight_bits", "kv_bits")
+    def _paper_pair(self, s: Settings) -> tuple[float, float]:
+        """Per-token time at the paper's B = 1 and B = 256, your context and roofline, s."""
+        r = self._roofline(s, np.asarray(PAPER_BATCHES, dtype=float), int(s["context"]))
+        t = np.asarray(r.per_token_s)
+        return float(t[0]), float(t[1])
 
     @staticmethod
     def _shares(pt: DecodeRoofline) -> tuple[float, float, float]:
@@ -258,7 +350,8 @@ class PartALM(Part):
         return float(pt.weight_s) / c, float(pt.kv_s) / c, float(pt.overhead_s) / c
 
     def _gain_here(self, s: Settings) -> float:
-        return float(np.interp(np.log(int(s["context"])), np.log(self.cgrid), self._gain(s)))
+        return float(np.interp(np.log(int(s["context"])), np.log(self._cgrid(s)),
+                               self._gain(s)))
 
     @staticmethod
     def _terms(r: DecodeRoofline, view: str) -> np.ndarray:
@@ -271,8 +364,8 @@ class PartALM(Part):
         out[3][out[3] <= 0] = np.nan  # peak mode has no overhead term
         return out
 
-    def _l_star_visible(self, l_star: float) -> bool:
-        return bool(256 <= l_star <= self.model.max_context)
+    def _l_star_visible(self, l_star: float, s: Settings) -> bool:
+        return bool(256 <= l_star <= float(self._cgrid(s)[-1]))
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on("_sweep_b", "view", "_balance", "_knee")
@@ -289,6 +382,7 @@ class PartALM(Part):
             self.m_b: {"y": yb}, self.m_b_other: {"y": yo},
             self.sb_y: {"min": lo_b, "max": hi_b},
             self.m_bstar: {"x": [b_star, b_star], "visible": bool(b_star <= top)},
+            self.m_serve: {"x": [2 * b_star, 2 * b_star], "visible": bool(2 * b_star <= top)},
             self.m_knee: ({"x": [knee, knee], "visible": True} if knee is not None
                           and knee <= top else {"visible": False}),
         })
@@ -298,19 +392,23 @@ class PartALM(Part):
         yc = self._terms(self._sweep_c(s), str(s["view"]))
         _, l_star = self._balance(s)
         lo_c, hi_c = log_domain(yc)
+        grid = self._cgrid(s)
         lw.update_marks({
-            self.m_c: {"y": yc}, self.sc_y: {"min": lo_c, "max": hi_c},
-            self.m_lstar: {"x": [l_star, l_star], "visible": self._l_star_visible(l_star)},
+            self.sc_x: {"max": float(grid[-1])},
+            self.m_c: {"x": grid, "y": yc}, self.sc_y: {"min": lo_c, "max": hi_c},
+            self.m_lstar: {"x": [l_star, l_star], "visible": self._l_star_visible(l_star, s)},
         })
 
     @depends_on("_gain", "_balance")
     def _draw_gain(self, s: Settings) -> None:
         gain = self._gain(s)
         _, l_star = self._balance(s)
+        grid = self._cgrid(s)
         lw.update_marks({
-            self.m_gain: {"y": gain},
+            self.sg_x: {"max": float(grid[-1])},
+            self.m_gain: {"x": grid, "y": gain},
             self.sg_y: dict(zip(("min", "max"), log_domain(gain, 1.3), strict=True)),
-            self.m_gain_l: {"x": [l_star, l_star], "visible": self._l_star_visible(l_star)},
+            self.m_gain_l: {"x": [l_star, l_star], "visible": self._l_star_visible(l_star, s)},
         })
 
     @depends_on("_here", "mode", "view", "_gain")
@@ -341,10 +439,10 @@ class PartALM(Part):
             self.m_pk_slo: {"visible": show_slo},
         })
 
-    @computed("batch", "context", "weight_bits", "kv_bits")
+    @computed("device", "batch", "context", "weight_bits", "kv_bits")
     def _memory(self, s: Settings) -> MemoryBudget:
-        return memory_budget(self.hw, self.model, int(s["context"]), int(s["batch"]),
-                             int(s["weight_bits"]), int(s["kv_bits"]), tp=self.tp)
+        return memory_budget(self._hw_of(s), self.model, int(s["context"]), int(s["batch"]),
+                             int(s["weight_bits"]), int(s["kv_bits"]), tp=self._tp_of(s))
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
@@ -359,9 +457,13 @@ class PartALM(Part):
         mem = self._memory(s)
         gain_here = self._gain_here(s)
         step = float(pt.step_s)
+        hw = self._hw_of(s)
+        sb, srv = self._serving(s)
+        t1, t256 = self._paper_pair(s)
         self.results = {
             "regime": str(pt.regime), "mode": mode, "batch": b, "context_tokens": ctx,
-            "weight_bits": wb, "kv_bits": kb, "tp": self.tp,
+            "weight_bits": wb, "kv_bits": kb, "tp": self._tp_of(s),
+            "device": "paper" if self._paper(s) else "track", "hardware": hw.name,
             "weight_step_s": float(pt.weight_step_s), "compute_step_s": float(pt.compute_step_s),
             "kv_step_s": float(pt.kv_step_s), "overhead_step_s": float(pt.overhead_step_s),
             "step_s": step, "per_token_s": float(pt.per_token_s),
@@ -371,26 +473,40 @@ class PartALM(Part):
             "doubling_saving": self._saving(s), "stalled": self._saving(s) < STALL,
             "used_bytes": float(mem.used_bytes), "capacity_bytes": float(mem.capacity_bytes),
             "achievable_over_peak": float(here["achievable"].step_s / here["peak"].step_s),
-            "expected": self._expected,
+            "regime_rule": regime_rule(b, ctx, b_star, l_star),
+            "kv_share_of_step": float(pt.kv_step_s) / step,
+            "serving_batch": sb,
+            "per_token_at_serving_s": float(np.asarray(srv.per_token_s)[1]),
+            "per_token_at_b_star_s": float(np.asarray(srv.per_token_s)[0]),
+            "per_token_b1_s": t1, "per_token_b256_s": t256,
+            "past_model_window": ctx > self.model.max_context, "expected": self._expected,
         }
-        self._set_readout(metric_cards([
-            ("regime", str(pt.regime), f"{mode} roofline", lw.PALETTE["red"]),
-            ("B* (critical batch)", f"{b_star:,.0f}", f"{wb}-bit weights", lw.PALETTE["blue"]),
-            ("L* (balance context)", f"{l_star:,.0f} tokens", f"{kb}-bit KV",
-             lw.PALETTE["purple"]),
+        cards = [
+            ("regime", str(pt.regime), f"{mode} roofline, {self._tp_of(s)} x {hw.name}",
+             lw.PALETTE["red"]),
+            ("B* (critical batch)", f"{b_star:,.4g}", f"{wb}-bit weights", lw.PALETTE["blue"]),
+            ("L* (balance context)", f"{l_star:,.0f} tokens",
+             f"{kb}-bit KV; {thousands(l_star)}", lw.PALETTE["purple"]),
             ("knee", "none (S ≥ L*)" if knee is None else f"B = {knee:,.0f}",
-             "compute-bound from here" if knee is not None else "no batch is compute-bound",
-             lw.PALETTE["green"]),
-            ("time per token", fmt_time(float(pt.per_token_s)),
+             f"B*/(1 − S/L*); per token KV {fmt_time(float(pt.kv_s))} vs compute "
+             f"{fmt_time(float(pt.compute_s))}", lw.PALETTE["green"]),
+            ("time per token", paper_ms(float(pt.per_token_s)),
              f"step {fmt_time(step)} · {fmt_count(float(pt.tokens_per_s))} tokens/s",
              lw.PALETTE["orange"]),
             ("batching gain here", f"{gain_here:.3g}x",
              f"B = 1 → {int(self.bgrid[-1])} at {ctx:,} tokens", lw.PALETTE["teal"]),
-        ]))
+        ]
+        if self._paper(s):
+            lo, hi = PAPER_BATCHES
+            cut = (f"time per token cut {t1 / t256:.2g}x" if t1 / t256 >= 2
+                   else f"time per token cut {1 - t256 / t1:.0%}")
+            cards.append((f"paper §5.1: B = {lo} → {hi}", f"{paper_ms(t1)} → {paper_ms(t256)}",
+                          f"{cut} at {ctx:,} tokens ({mode})", lw.PALETTE["grey"]))
+        self._set_readout(metric_cards(cards))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
-        tr = self.track
+        tr, m = self.track, self.model
         b, ctx, mode = int(s["batch"]), int(s["context"]), str(s["mode"])
         pt = self._here(s)[mode]
         knee = self._knee(s)
@@ -403,41 +519,101 @@ class PartALM(Part):
             f"{b} sequences x {ctx:,} tokens need {format_bytes(float(mem.used_bytes))} per "
             f"device (weights {format_bytes(float(mem.weights_bytes))}, KV "
             f"{format_bytes(float(mem.kv_bytes))}) of {format_bytes(mem.capacity_bytes)}. The "
-            "roofline is only a speed limit; the point is not reachable.",
-            "lower the batch or the context, or the KV precision")
+            "roofline is only a speed limit; the point is not reachable"
+            + (" on one PE: the paper reads B* and L* off a single PE, and both are ratios of "
+               "its FLOP/s to its bandwidth, whatever its memory holds." if self._paper(s)
+               else "."),
+            "lower the batch or the context, or the KV precision"
+            + ("; Part B sizes how many PEs hold the model" if self._paper(s) else ""))
         over_slo = tr.slo_kind == "tpot" and step > tr.slo_s
         self.callouts["slo"].set(
             over_slo, "TPOT SLO missed",
             f"One step of {b} sequences takes {fmt_time(step)} ({mode}); every sequence waits a "
             f"whole step per token, against {fmt_time(tr.slo_s)}.",
             "a smaller batch or context, lower precision, or more devices per replica")
+        self.callouts["window"].set(
+            ctx > m.max_context, f"Past {m.name}'s {m.max_context:,}-token window",
+            f"{ctx:,} tokens is {ctx / m.max_context:.3g}x the context the model was trained "
+            "for. The paper evaluates it analytically (the roofline arithmetic holds for any "
+            "S); a deployment would need a model trained that far.")
+        self._set_stall_and_boundary(s, pt, knee, mem, gain_here, top, over_slo)
+
+    def _set_stall_and_boundary(self, s: Settings, pt: DecodeRoofline, knee: float | None,
+                                mem: MemoryBudget, gain_here: float, top: int,
+                                over_slo: bool) -> None:
         saving = self._saving(s)
         w, k, o = self._shares(pt)
+        divided = "weight fetch and overhead" if o > 0 else "weight fetch"
         floor = (f"The KV read is the floor here (S/L* = {k:.3g} > 1): fewer KV bytes (8- or "
                  "4-bit KV, GQA/MLA) or context parallelism lower it."
-                 if k > 1 else "Compute is the floor here: only more FLOP/s lowers it.")
+                 if k > 1 else "Compute is the floor here: more FLOP/s (or fewer weights per "
+                               "token) lower it; batching does not.")
         self.callouts["stall"].set(
             saving < STALL, f"Batching has stalled: doubling the batch saves {saving:.0%} "
                             "per token",
-            f"Per token, in units of one token's compute: {w:.3g} (weight fetch, the only "
-            f"share a bigger batch divides) + 1 (compute) + {k:.3g} (KV read)"
-            + (f" + {o:.3g} (overhead)" if o > 0 else "")
-            + f". B = 1 → {top} cuts the time per token {gain_here:.3g}x at this context. "
-            + floor,
+            f"Per token, in units of one token's compute: {w:.3g} (weight fetch) + 1 (compute) "
+            f"+ {k:.3g} (KV read)" + (f" + {o:.3g} (overhead)" if o > 0 else "")
+            + f"; a bigger batch divides only the {divided}. B = 1 → {top} cuts "
+              f"the time per token {gain_here:.3g}x at this context. " + floor,
             "past this point the batch is set by the SLO and memory, not by speed per token")
         ok = not mem.over_budget and not over_slo
+        b = float(s["batch"])
+        overlapped = float(pt.compute_step_s) >= float(pt.weight_step_s + pt.kv_step_s)
+        if knee is None:
+            knee_text = ""
+        elif overlapped:
+            knee_text = (f"Compute ({fmt_time(float(pt.compute_step_s))} per step) already "
+                         "outlasts all memory traffic (weights + KV); ")
+        else:
+            knee_text = (f"Compute would outlast all memory traffic only from the knee, "
+                         f"B ≈ {knee:,.0f}; ")
         self.callouts["boundary"].set(
             ok and saving >= STALL, f"{str(pt.regime).capitalize()} and within the limits",
             f"Batching still pays here: doubling the batch would save {saving:.0%} per token "
-            f"(the weight share {w:.3g} against 1 + S/L* = {1 + k:.3g}). "
-            + ("" if knee is None else f"Past the knee (B ≈ {knee:,.0f}) compute outlasts all "
-                                       "memory traffic; ")
+            f"(the {divided} share {w + o:.3g} against the floor 1 + S/L* = "
+            f"{1 + k:.3g}). " + knee_text
             + f"memory {format_bytes(float(mem.used_bytes))} of "
-              f"{format_bytes(mem.capacity_bytes)} per device.")
+              f"{format_bytes(mem.capacity_bytes)} per device at B = {b:,.0f}.")
+
+    @depends_on(ALL)
+    def _show_rules(self, s: Settings) -> None:
+        """The paper's regime rules with your row marked, the KV share of the step and the
+        serving batch 2B*, all at your settings."""
+        self._set_details(self._rules_html(s) + self._memory_and_serving_html(s))
+
+    def _rules_html(self, s: Settings) -> str:
+        b_star, l_star = self._balance(s)
+        return rules_table_html(int(s["batch"]), int(s["context"]), b_star, l_star)
+
+    def _memory_and_serving_html(self, s: Settings) -> str:
+        tr, mode = self.track, str(s["mode"])
+        pt = self._here(s)[mode]
+        step = float(pt.step_s)
+        sb, srv = self._serving(s)
+        t = [float(x) for x in np.asarray(srv.per_token_s)]
+        steps = [float(x) for x in np.asarray(srv.step_s)]
+        floor = float(pt.compute_s) + float(pt.kv_s)
+        slo = ""
+        if tr.slo_kind == "tpot":
+            slo = (f", {'within' if steps[1] <= tr.slo_s else 'over'} the "
+                   f"{fmt_time(tr.slo_s)} TPOT SLO")
+        return (
+            "<p><b>Memory is a performance variable, not just capacity:</b> at your settings "
+            f"reading the KV cache takes {fmt_time(float(pt.kv_step_s))} of the "
+            f"{fmt_time(step)} step ({fmt_pct(float(pt.kv_step_s) / step)}) and reading the "
+            f"weights {fmt_pct(float(pt.weight_step_s) / step)}; every byte stored is a byte "
+            f"each step moves, so {int(s['kv_bits'])}-bit KV at {int(s['context']):,} tokens "
+            "costs time on every token, not only space.</p>"
+            f"<p><b>Serving batch (paper: B ≈ 2B*):</b> 2B* = {sb:,.4g} sequences. Per token "
+            f"that is {paper_ms(t[1])}, against {paper_ms(t[0])} at B* "
+            f"({fmt_pct(1 - t[1] / t[0])} less) and {paper_ms(t[2])} at 4B* (another "
+            f"{fmt_pct(1 - t[2] / t[1])} less); the "
+            f"floor no batch goes below is {paper_ms(floor)} (compute + KV). One step at 2B* "
+            f"takes {fmt_time(steps[1])}, the time every sequence waits per token{slo}.</p>")
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        hw, m = self.hw, self.model
+        hw, m = self._hw_of(s), self.model
         mode, wb, kb = str(s["mode"]), int(s["weight_bits"]), int(s["kv_bits"])
         here = self._here(s)
         pt = here[mode]
@@ -451,7 +627,8 @@ class PartALM(Part):
         saving, ctx = self._saving(s), int(s["context"])
         ai_txt = f"{ai:,.1f}".replace(",", "{,}")  # a decimal, so AI x b / 2 shows B* exactly
         self.math.update(
-            f"<p>Machine balance ({mode}): $\\mathrm{{AI}} = C/W = {tex_num(ai)}$ FLOP/byte "
+            f"<p>Machine balance ({mode}, {lw.esc(hw.name)}): $\\mathrm{{AI}} = C/W = "
+            f"{tex_num(ai)}$ FLOP/byte "
             f"(${tex_num(hw.flops() * d.flop_efficiency)}$ FLOP/s over "
             f"${tex_num(hw.memory_bandwidth * d.bandwidth_efficiency)}$ B/s).</p>"
             f"$$B^* = \\frac{{\\mathrm{{AI}}\\,b}}{{2}} = \\frac{{{ai_txt} \\times "
@@ -476,9 +653,12 @@ class PartALM(Part):
             + (f" + {tex_num(o)}" if o > 0 else "")
             + "$ (weight share, B*/B for a dense model at peak; compute; KV share, S/L*"
             + ("; overhead" if o > 0 else "")
-            + f"). Doubling the batch divides only the first: it saves {saving:.1%} here. "
+            + f"). Doubling the batch divides only the {'first and last' if o > 0 else 'first'}"
+              f": it saves {saving:.1%} here. "
               "At peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, under 10% once "
-              f"$B > 4B^*/(1 + S/L^*) = {tex_num(4 * b_star / (1 + ctx / l_star))}$.</p>"
+              f"$B > 4B^*/(1 + S/L^*) = {tex_num(4 * b_star / (1 + ctx / l_star))}$. "
+              f"The paper's serving batch $2B^* = {tex_num(2 * b_star)}$ puts the weight share "
+              "at 1/2 (dense, peak).</p>"
             + ("<p>Knee, the batch whose compute time equals all its memory time (the same "
                "added terms): $2NB/C = W/BW + B\\,S\\,\\mathrm{kv\\_bpt}/BW \\Rightarrow "
                f"B_{{\\text{{knee}}}} = B^*/(1 - S/L^*) = {tex_num(knee)}$.</p>"
@@ -489,7 +669,8 @@ class PartALM(Part):
               f"{float(here['achievable'].step_s / here['peak'].step_s):.3g}x (derated "
               "bandwidth and FLOP/s, the LM head, a fixed per-step overhead). Source: "
               "<code>labkit.physics.roofline.decode_roofline</code>, <code>critical_batch</code>, "
-              "<code>balance_context</code>, <code>knee_batch</code>.</p>")
+              "<code>balance_context</code>, <code>knee_batch</code>, "
+              "<code>serving_batch</code>, <code>regime_rule</code>.</p>")
 
     def _reveal_body(self) -> str:
         d = self.default_point
@@ -499,8 +680,8 @@ class PartALM(Part):
         r = self.results
         return (f"{self._computed_line()}"
                 f"<div>At the defaults one step spends {parts}.</div>"
-                f"<div>With your settings: <b>{r['regime']}</b> ({r['mode']}), "
-                f"{fmt_time(r['per_token_s'])} per token.</div>"
+                f"<div>With your settings: <b>{r['regime']}</b> ({r['mode']}, "
+                f"{lw.esc(r['hardware'])}), {fmt_time(r['per_token_s'])} per token.</div>"
                 "<div style='color:#5d6d7e'>Why: the weights are read once per step whatever "
                 "the batch, so their share of the time per token, B*/B, falls as the batch "
                 "grows; every sequence reads its own KV, a share S/L* no batch divides; "
@@ -513,7 +694,7 @@ class PartALM(Part):
     def takeaway(self) -> str:
         r = self.results
         return (f"Roofline: at {r['batch']} sequence(s) and {r['context_tokens']:,} tokens the "
-                f"step is {r['regime']} ({r['mode']}); B* = {r['b_star']:,.0f}, L* = "
-                f"{r['l_star']:,.0f} tokens; batching 1 → 1024 cuts the per-token time "
-                f"{r['batching_gain']:.3g}x at this context (vs {r['gain_long']:.3g}x at the "
-                "longest).")
+                f"step is {r['regime']} ({r['mode']}, {r['hardware']}); B* = "
+                f"{r['b_star']:,.4g}, L* = {r['l_star']:,.0f} tokens; batching 1 → "
+                f"{int(self.bgrid[-1])} cuts the per-token time {r['batching_gain']:.3g}x at "
+                f"this context (vs {r['gain_long']:.3g}x at the longest).")

@@ -9,7 +9,7 @@ import numpy as np
 from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_si, fmt_time, format_bytes, tex_num
 from labkit.core.grids import PRECISIONS
-from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.labs.accelerators.base import Part, feedback_map, precision_floor_note
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -226,6 +226,7 @@ class PartACNN(Part):
             "per_inference_s": float(r.per_inference_s), "bytes_moved": float(r.bytes_moved),
             "deadline_s": tr.slo_s, "expected": self._expected,
         }
+        self._set_details(precision_floor_note(self.hw, self.model, wb, self._noun(), b, mode))
         self._set_readout(metric_cards([
             ("regime", str(r.regime), f"{mode} roofline, {prec} arithmetic",
              lw.PALETTE["red"]),
@@ -290,14 +291,21 @@ class PartACNN(Part):
     def _reveal_body(self) -> str:
         d = self.default_point
         r = self.results
+        hw, tr = self.hw, self.track
+        prec = cnn_compute_precision(hw, tr.weight_bits)
+        ai = float(d.flops / d.bytes_moved)
+        ridge = hw.flops(prec) / hw.memory_bandwidth
         return (f"{self._computed_line()}"
                 f"<div>At the defaults: compute {fmt_time(float(d.compute_s))} vs memory "
                 f"{fmt_time(float(d.memory_s))} per pass.</div>"
                 f"<div>With your settings: <b>{r['regime']}</b>, {fmt_time(r['latency_s'])} per "
                 "pass.</div><div style='color:#5d6d7e'>Why: a CNN reuses each weight across "
-                "every pixel or frame it slides over, so its FLOP per byte is high; a small "
-                "device can still be compute-bound at a tiny absolute FLOP/s, because its "
-                "bandwidth is tiny too. Real passes sit under the roof by a fixed overhead.</div>")
+                f"every position it slides over: one {tr.weight_bits}-bit pass does "
+                f"{ai:,.3g} FLOP per byte moved, {'above' if ai >= ridge else 'below'} the "
+                f"{lw.esc(hw.name)}'s ridge of {ridge:,.3g} ({fmt_si(hw.flops(prec), 'FLOP/s')} "
+                f"over {fmt_si(hw.memory_bandwidth, 'B/s')}). The ridge is a ratio, so a small "
+                "device with a tiny FLOP/s and a tiny bandwidth can still be compute-bound. "
+                "Real passes sit under the roof by a fixed overhead.</div>")
 
     def takeaway(self) -> str:
         r = self.results

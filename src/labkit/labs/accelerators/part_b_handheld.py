@@ -129,22 +129,27 @@ class PartBHandheld(Part):
             self._curves[key] = handheld_curves(self.track, wb, kb, self.grid)
         return self._curves[key]
 
-    def _first_failure(self, wb: int, kb: int, requests: float) -> tuple[str, float | None]:
+    def _limit_contexts(self, wb: int, kb: int, requests: float) -> dict[str, float | None]:
+        """The shortest conversation (tokens) at which each limit fails; None: not on the
+        grid."""
         tr = self.track
         cv = self._curves_for(wb, kb)
         fails = {"memory": cv["memory_bytes"] > self.usable, "tpot": cv["tpot_s"] > tr.slo_s,
                  "ttft": cv["ttft_s"] > float(tr.ttft_slo_s or math.inf),
                  "energy": cv["energy_j"] * requests / edge.J_PER_MWH > tr.daily_budget}
+        return {name: (float(self.grid[np.flatnonzero(f)[0]]) if f.any() else None)
+                for name, f in fails.items()}
+
+    def _first_failure(self, wb: int, kb: int, requests: float) -> tuple[str, float | None]:
         first, at = "none", None
-        for name, f in fails.items():
-            idx = np.flatnonzero(f)
-            if idx.size and (at is None or self.grid[idx[0]] < at):
-                first, at = name, float(self.grid[idx[0]])
+        for name, where in self._limit_contexts(wb, kb, requests).items():
+            if where is not None and (at is None or where < at):
+                first, at = name, where
         return first, at
 
     def _hook(self) -> str:
         hw = self.hw
-        return (f"iOS-class phones leave one app about {format_bytes(self.usable)} of "
+        return (f"The {hw.name}'s OS leaves one app about {format_bytes(self.usable)} of "
                 f"{format_bytes(hw.memory_bytes)}. As a conversation grows, its KV cache, "
                 "its prompt pass and its battery cost grow with it. Which limit does a longer "
                 "conversation hit first?")
@@ -278,7 +283,7 @@ class PartBHandheld(Part):
         self.callouts["memory"].set(
             fails["memory"], "Out of memory beside the OS",
             f"{format_bytes(here['weights_bytes'])} weights + {format_bytes(here['kv_bytes'])} "
-            f"KV exceed the {format_bytes(self.usable)} iOS leaves the app.",
+            f"KV exceed the {format_bytes(self.usable)} the OS leaves the app.",
             "lower the weight or KV precision, or cap the conversation")
         self.callouts["tpot"].set(
             fails["tpot"], "Streams slower than the SLO",
@@ -322,14 +327,18 @@ class PartBHandheld(Part):
 
     def _reveal_body(self) -> str:
         name, at = self.default_first
+        tr = self.track
+        walls = self._limit_contexts(tr.weight_bits, tr.kv_bits, self.req0)
+        where = "; ".join(f"{k} from {int(x):,}" if x is not None
+                          else f"{k} not within {int(self.grid[-1]):,}"
+                          for k, x in walls.items())
         return (f"{self._computed_line()}"
                 f"<div>At the defaults, {name} fails first"
                 + ("" if at is None else f", from about {int(at):,} tokens") + ".</div>"
-                "<div style='color:#5d6d7e'>Why: memory grows by only "
-                f"{format_bytes(kv_bytes_per_token(self.model, self.track.kv_bits))} per token, "
-                "while the prompt pass grows with every prompt token and the battery pays for "
-                "all of it; on a phone the time and energy walls come before the memory wall."
-                "</div>")
+                "<div style='color:#5d6d7e'>Why: memory grows by "
+                f"{format_bytes(kv_bytes_per_token(self.model, tr.kv_bits))} of KV per token, "
+                "the prompt pass with every prompt token, and the battery pays for all of it. "
+                f"As the conversation grows each limit fails at ({where} tokens).</div>")
 
     def takeaway(self) -> str:
         r = self.results

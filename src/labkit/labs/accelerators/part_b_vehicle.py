@@ -10,7 +10,7 @@ from labkit.core.format import (
     fmt_time,
     tex_num,
 )
-from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.labs.accelerators.base import Part, feedback_map, precision_floor_note
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -23,6 +23,7 @@ from labkit.labs.common import (
 from labkit.physics import edge
 from labkit.physics.kvcache import weight_bytes
 from labkit.plans.design import (
+    DESIGN_MODE,
     OFF_SCALE,
     active_seconds,
     cameras_and_fps,
@@ -200,6 +201,8 @@ class PartBVehicle(Part):
             "daily_wh": daily, "ratios": dict(zip(self.names, here.tolist(), strict=True)),
             "first_failure": first, "first_failure_cameras": at, "expected": self._expected,
         }
+        self._set_details(precision_floor_note(self.hw, self.model, int(s["weight_bits"]),
+                                               self._noun(), 1, DESIGN_MODE))
         self._set_readout(metric_cards([
             ("worst-case latency", fmt_time(cl.worst_latency_s),
              f"deadline {fmt_time(tr.slo_s)}", lw.PALETTE["red"]),
@@ -260,13 +263,24 @@ class PartBVehicle(Part):
 
     def _reveal_body(self) -> str:
         name, at = self.default_first
+        tr = self.track
+        t, _ = vehicle_frame(tr, tr.weight_bits)
+        sweep = self._ratios(tr.weight_bits, self.cams.astype(float), self.f0)
+        top = int(self.cams[-1])
+        where = []
+        for limit, row in zip(self.names, sweep, strict=True):
+            idx = np.flatnonzero(row > 1.0)
+            where.append(f"{limit} from {int(self.cams[idx[0]])}" if idx.size
+                         else f"{limit} not within {top}")
         return (f"{self._computed_line()}"
                 f"<div>{name.capitalize()} fails first"
                 + ("" if at is None else f", at {at} cameras") + ".</div>"
-                "<div style='color:#5d6d7e'>Why: a YOLOv8-n frame takes well under a "
-                "millisecond, so the deadline and the SoC's throughput have room for dozens of "
-                "cameras; memory is plentiful. Energy grows with every frame processed, all "
-                "day long.</div>")
+                f"<div style='color:#5d6d7e'>Why: a {lw.esc(self.model.name)} frame takes "
+                f"{fmt_time(t)} on the {lw.esc(self.hw.name)}, against a "
+                f"{fmt_time(tr.slo_s)} deadline. Adding cameras at {self.f0:g} fps, each "
+                f"limit fails at ({'; '.join(where)} cameras): the deadline and throughput "
+                "scale with the frames in flight, memory with the frames held, energy with "
+                "every frame processed all day long.</div>")
 
     def takeaway(self) -> str:
         r = self.results

@@ -14,7 +14,7 @@ from labkit.core.format import (
     format_bytes,
     tex_num,
 )
-from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.labs.accelerators.base import Part, feedback_map, precision_floor_note
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -25,7 +25,14 @@ from labkit.labs.common import (
     metric_cards,
 )
 from labkit.physics import edge
-from labkit.plans.design import DUTY_STEPS, active_seconds, design_defaults, ring_split, ring_window
+from labkit.plans.design import (
+    DESIGN_MODE,
+    DUTY_STEPS,
+    active_seconds,
+    design_defaults,
+    ring_split,
+    ring_window,
+)
 from labkit.ui.charts import lin_top
 
 
@@ -234,6 +241,8 @@ class PartBWearable(Part):
             "daily_mwh": daily, "battery_days": days, "target_days": self.battery.target_days,
             "fails": ev.fails, "first_failure": ev.first, "expected": self._expected,
         }
+        self._set_details(precision_floor_note(self.hw, self.model, int(s["weight_bits"]),
+                                               self._noun(), 1, DESIGN_MODE))
         self._set_readout(metric_cards([
             ("flash", f"{fit[0]:.3g}%", f"{format_bytes(rw['weights_bytes'])} weights",
              lw.PALETTE["blue"]),
@@ -302,12 +311,20 @@ class PartBWearable(Part):
 
     def _reveal_body(self) -> str:
         d = self.default_eval
+        tr = self.track
+        fit = self._fit(d)
+        walls = [k for k, failed in d.fails.items() if failed]
         return (f"{self._computed_line()}"
                 f"<div>At the defaults the spotter needs {fmt_count(float(d.daily_mwh))} "
                 f"mWh/day: the battery lasts {float(d.battery_days):.3g} days.</div>"
-                "<div style='color:#5d6d7e'>Why: a 38.6k-parameter model fits flash many times "
-                "over, and one window fits SRAM; but it runs every second of every day, so its "
-                "energy adds up. On a wearable the wall is energy, not memory.</div>")
+                "<div style='color:#5d6d7e'>Why: the "
+                f"{fmt_count(self.model.params_total)}-parameter model's {tr.weight_bits}-bit "
+                f"weights fill {fit[0]:.3g}% of flash and one window with its activations "
+                f"{fit[1]:.3g}% of SRAM, while processing "
+                f"every window all day costs {float(d.daily_mwh) / tr.daily_budget:.3g}x the "
+                f"{tr.budget_text} budget. At the defaults "
+                + (f"{' and '.join(walls)} fail{'s' if len(walls) == 1 else ''}"
+                   if walls else "nothing fails") + ".</div>")
 
     def takeaway(self) -> str:
         r = self.results
