@@ -38,8 +38,9 @@ def test_fresh_prediction_is_uncommitted_and_cannot_commit_without_a_choice(stor
     p = make(store)
     assert not p.committed and p.entry is None and p.value is None
     assert not p.locked and p.commit_button.disabled
-    with pytest.raises(ValueError, match="choose"):
-        p.commit()
+    refused = p.commit()  # nothing raises: the refusal is the cell's output and on the widget
+    assert isinstance(refused, lw.Refusal) and not refused and "no answer is chosen" in str(refused)
+    assert "Not committed" in p.check_html.value and not p.committed
     assert not store.path.exists()
 
 
@@ -54,8 +55,9 @@ def test_commit_locks_the_choice_and_writes_the_store(store):
     assert p.revise_button.layout.display is None
     assert "committed" in p.status.value and "Weeks" in p.status.value
     assert store.get("lab1", "t.A.prediction").current == "weeks"
-    with pytest.raises(ValueError, match="locked"):
-        p.commit("days")
+    locked = p.commit("days")
+    assert isinstance(locked, lw.Refusal) and "locked" in locked.message
+    assert store.get("lab1", "t.A.prediction").current == "weeks"
     assert p.commit("weeks").current == "weeks"  # re-committing the same answer is a no-op
 
 
@@ -128,8 +130,8 @@ def test_restore_keeps_an_answer_that_is_no_longer_an_option(store):
 
 def test_numeric_prediction_with_bounds(store):
     p = lw.Prediction("lab1", "t.num", "How many?", None, store, bounds=(0, 100), unit="days")
-    with pytest.raises(ValueError, match="outside"):
-        p.commit(150)
+    assert "outside" in str(p.commit(150)) and "not a number" in str(p.commit("many"))
+    assert not p.committed
     p.commit(42)
     assert p.entry.first == 42.0 and p.label_for(42.0) == "42 days"
     with pytest.raises(ValueError):
@@ -142,8 +144,7 @@ def test_bad_options_are_rejected(store):
     with pytest.raises(ValueError):
         lw.Prediction("lab1", "k", "?", ["a", "a"], store)
     p = lw.Prediction("lab1", "k", "?", ["a", "b"], store)
-    with pytest.raises(ValueError, match="not an option"):
-        p.commit("c")
+    assert "not one of the choices (a, b)" in str(p.commit("c")) and not p.committed
 
 
 def test_options_are_answer_values_and_choices_carry_labels(store):
@@ -318,13 +319,15 @@ def test_log_domain_and_lin_top_size_scales_from_data():
 
 HOMES = {
     html: ("esc", "PALETTE", "SERIES", "CALLOUT_KINDS", "Callout", "MathPeek", "RevealGate"),
-    questions: ("Question", "Prediction", "Checkpoint", "Options"),
+    questions: ("Question", "Prediction", "Checkpoint", "Options", "Check", "Refusal",
+                "credit_text"),
     charts: ("make_scale", "set_domain", "figure", "line_mark", "bar_mark", "scatter_mark",
              "vline_mark", "vlines_mark", "hline_mark", "update_marks", "set_vline",
-             "set_hline", "log_domain", "lin_top", "nice_up"),
+             "set_hline", "log_domain", "lin_top", "nice_up", "ChartHeader", "framed",
+             "frame_figures", "log_ticks", "tick_labels", "LOG_TICK_FORMAT", "MAX_LOG_TICKS"),
     controls: ("precision_control", "int_control", "devices_control", "float_control",
                "log_control", "selection_control", "choice_control", "context_control",
-               "DESC_STYLE"),
+               "DESC_STYLE", "toggle_buttons", "toggle_width"),
 }
 
 
@@ -368,3 +371,27 @@ def test_ui_modules_import_only_core_and_ui(path):
     labkit_imports = {m for m in _imports(path) if m == "labkit" or m.startswith("labkit.")}
     assert all(m.startswith(("labkit.core", "labkit.ui")) for m in labkit_imports), \
         labkit_imports
+
+
+# -- feedback while working: formats, toggles ---------------------------------------------
+
+@pytest.mark.parametrize(("spec", "x", "d3"), [
+    (".3~s", 2000, "2k"), (".3~s", 0.25, "250m"), (".3~s", 12.5e9, "12.5G"), (".3~s", 0, "0"),
+    (".2~e", 1500, "1.5e+3"), (".2~e", 100, "1e+2"), (".2~g", 100, "1e+2"),
+    (".3~g", 1e-7, "1e-7"), (".3~g", 0.0001, "0.0001"), (".0f", 0.2, "0"), ("d", 2.5, "3"),
+    (".0%", 0.25, "25%"), (",.0f", 1234567, "1,234,567"), (".2~g", -0.5, "−0.5"),
+])
+def test_d3_format_labels_ticks_as_the_browser_does(spec, x, d3):
+    assert core_format.d3_format(spec, x) == d3  # values read off d3-format 3 in a browser
+    with pytest.raises(ValueError, match="spec"):
+        core_format.d3_format("$.2f", 1.0)
+
+
+def test_toggle_buttons_are_as_wide_as_their_longest_label():
+    labels = ["one SoC", "two SoCs: split the cameras", "two SoCs: split the model"]
+    t = lw.choice_control("Layout", [(lab, i) for i, lab in enumerate(labels)], 0, "toggle")
+    assert [controls.fitted_label(lab, t.style.button_width) for lab in labels] == labels
+    # at ipywidgets' default 148 px the two splits read the same: the bug this prevents
+    assert controls.fitted_label(labels[1], "") == controls.fitted_label(labels[2], "") \
+        == "two SoCs: split…"
+    assert lw.precision_control("Weights", 16).style.button_width == lw.toggle_width(["16-bit"])

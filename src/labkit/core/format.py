@@ -16,6 +16,8 @@ module, so a value reads the same wherever a student meets it.
 :func:`fmt_pct`          a fraction as a percentage: 0.123 -> ``12.3%``
 :func:`fmt_tokens`       a token count in binary thousands: 4096 -> ``4k``
 :func:`tex_num`          a number for LaTeX: ``8.64\\times10^{6}``, ``250{,}000``
+:func:`d3_format`        what a chart's axis shows for a tick: a d3-format spec as bqplot's
+                         ``tick_format`` (``".3~s"``: 2000 -> ``2k``)
 =======================  ==================================================================
 
 Rules every formatter follows:
@@ -42,6 +44,7 @@ spellings of the functions above, kept for the callers that use them.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -239,6 +242,101 @@ def fmt_count(x: float | None) -> str:
 def fmt_si(x: float | None, unit: str) -> str:
     """:func:`fmt` with a decimal prefix always: 256e6, ``"FLOP/s"`` -> ``256 MFLOP/s``."""
     return fmt(x, unit, si=True)
+
+
+# -- chart ticks ---------------------------------------------------------------------------
+
+_D3_SPEC = re.compile(r",?(?:\.(\d+))?(~)?([defgs%])")
+_D3_SI = ("y", "z", "a", "f", "p", "n", "µ", "m", "", "k", "M", "G", "T", "P", "E", "Z", "Y")
+
+
+def _js_exponential(x: float, digits: int) -> str:
+    """JavaScript's ``x.toExponential(digits)``: ``1.50e+3`` (no zero-padded exponent)."""
+    mantissa, exp = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exp):+d}"
+
+
+def _js_precision(x: float, p: int) -> str:
+    """JavaScript's ``x.toPrecision(p)``: exponent form when it is < -6 or >= ``p``."""
+    exp = int(f"{x:.{p - 1}e}".split("e")[1]) if x else 0
+    if exp < -6 or exp >= p:
+        return _js_exponential(x, p - 1)
+    return f"{x:.{max(0, p - 1 - exp)}f}"
+
+
+def _d3_trim(s: str) -> str:
+    """d3's ``~``: drop the insignificant trailing zeros (and point) of the digits."""
+    i0, i1 = -1, 0
+    for i in range(1, len(s)):
+        c = s[i]
+        if c == ".":
+            i0 = i1 = i
+        elif c == "0":
+            if i0 == 0:
+                i0 = i
+            i1 = i
+        elif c.isdigit():
+            if i0 > 0:
+                i0 = 0
+        else:
+            break
+    return s[:i0] + s[i1 + 1:] if i0 > 0 else s
+
+
+def _d3_si(x: float, p: int) -> tuple[str, str]:
+    """d3's ``s`` type: ``p`` significant digits and an SI prefix (``2.5k``)."""
+    mant, exp_text = _js_exponential(x, p - 1).split("e")
+    digits, exp = mant.replace(".", ""), int(exp_text)
+    k = max(-8, min(8, math.floor(exp / 3)))
+    i, n = exp - 3 * k + 1, len(digits)
+    if i == n:
+        text = digits
+    elif i > n:
+        text = digits + "0" * (i - n)
+    elif i > 0:
+        text = f"{digits[:i]}.{digits[i:]}"
+    else:
+        more = _js_exponential(x, max(0, p + i - 2)).split("e")[0].replace(".", "")
+        text = "0." + "0" * -i + more  # below 1e-24 (yocto): not a chart tick
+    return text, _D3_SI[8 + k]
+
+
+def d3_format(spec: str, x: float) -> str:
+    """``x`` as a chart axis labels it with d3-format ``spec`` (bqplot's ``tick_format``).
+
+    Supports ``[,][.precision][~]type`` with type ``d`` (rounded integer), ``e``, ``f``,
+    ``g``, ``s`` (SI prefix) and ``%``; precision defaults to 6 as in d3. Negative values
+    get d3's minus sign (U+2212). Any other spec is a ValueError naming ``spec``.
+    """
+    m = _D3_SPEC.fullmatch(spec)
+    if m is None:
+        raise ValueError(f"spec must be [,][.precision][~] and one of d e f g s %; got {spec!r}")
+    p = 6 if m.group(1) is None else int(m.group(1))
+    trim, kind = m.group(2) is not None, m.group(3)
+    v = float(x)
+    if not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("−" if v < 0 else "") + "Infinity"
+    a, suffix = abs(v), ""
+    if kind == "d":
+        text = str(math.floor(a + 0.5))
+    elif kind == "f":
+        text = f"{a:.{p}f}"
+    elif kind == "%":
+        text, suffix = f"{a * 100:.{p}f}", "%"
+    elif kind == "e":
+        text = _js_exponential(a, p)
+    elif kind == "g":
+        text = _js_precision(a, max(1, p))
+    else:
+        text, suffix = _d3_si(a, max(1, p))
+    if trim:
+        text = _d3_trim(text)
+    if "," in spec[:1]:
+        whole, dot, frac = text.partition(".")
+        if whole.isdigit():
+            text = f"{int(whole):,}{dot}{frac}"
+    negative = v < 0 and any(ch in "123456789" for ch in text)
+    return ("−" if negative else "") + text + suffix
 
 
 # -- JSON ------------------------------------------------------------------------------------

@@ -4,7 +4,10 @@ A lab part is banner -> prediction (gates the reveal and, optionally, the explor
 live exploration (controls, readout, callouts, figures) -> reveal -> math peek ->
 checkpoint. :class:`LabPart` builds that skeleton once; a lab subclasses it per part and
 fills in the hooks (``_setup``, ``_hook``, ``_prediction_spec``, ``_checkpoint_spec``,
-``_reveal_body`` and the refresh steps).
+``_reveal_body`` and the refresh steps). The prediction and checkpoint say what committing
+earns (:data:`PREDICTION_POINTS` / :data:`CHECKPOINT_POINTS`) and re-run the notebook's
+self-check (:func:`labkit.grading.expect_committed`) on every commit; every figure is shown
+under its title-and-legend header (:func:`labkit.ui.framed`).
 
 Refresh steps: a part splits what it redraws into methods ``step(self, s)`` (``s``: the
 settings) marked with :func:`depends_on`, naming the controls (settings) each one reads.
@@ -30,6 +33,7 @@ import ipywidgets as ipw
 from labkit import ui as lw
 from labkit.core.answers import AnswerEntry, AnswerValue
 from labkit.core.format import plain, plain_dict
+from labkit.grading import expect_committed
 from labkit.labs.parts import PARTS
 from labkit.tracks import Track
 
@@ -43,6 +47,12 @@ Settings = Mapping[str, Any]
 
 ALL = "*"
 """A dependency on every control (for :func:`depends_on` / :func:`computed`)."""
+
+PREDICTION_POINTS = 1
+"""Completion credit of a committed prediction: the points of the ``*-predict-done`` test
+cell of every part (``labkit.course.scaffold.PREDICTION_POINTS`` must equal it)."""
+CHECKPOINT_POINTS = 1
+"""Completion credit of a committed checkpoint (``labkit.course.scaffold``'s, likewise)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _DEPS_ATTR = "__labkit_depends_on__"
@@ -217,7 +227,8 @@ class LabPart:
         if self._expected not in [val for _, val in options]:
             options.append((f"{self._expected} (computed by labkit)", self._expected))
         self.predict = lw.Prediction(self.lab_id, answer_key(tid, self.letter, "prediction"),
-                                     question, options, lab.store)
+                                     question, options, lab.store, points=PREDICTION_POINTS,
+                                     check=self._self_check("prediction"))
         self.reveal = self.predict.reveal_gate(
             self._reveal_html, "Commit your prediction first: the comparison with the computed "
                                "answer appears here.")
@@ -225,9 +236,12 @@ class LabPart:
         self.checkpoint_expected = cexpected
         feedback: dict[AnswerValue, str] = dict(cfeedback.items())
         self.checkpoint = lw.Checkpoint(self.lab_id, answer_key(tid, self.letter, "checkpoint"),
-                                        cq, copts, lab.store, feedback=feedback)
+                                        cq, copts, lab.store, feedback=feedback,
+                                        points=CHECKPOINT_POINTS,
+                                        check=self._self_check("checkpoint answer"))
+        rows = [lw.frame_figures(row) for row in self._figure_rows()]
         body = ipw.VBox([ipw.VBox(list(self.controls.values())), self.readout,
-                         *self.callouts.values(), *self._figure_rows(), self.details])
+                         *self.callouts.values(), *rows, self.details])
         body.add_class("labkit-explore-body")
         content: ipw.Widget = body
         if lab.gate_explore:
@@ -269,6 +283,17 @@ class LabPart:
 
     def _figure_rows(self) -> list[ipw.Widget]:
         return list(self.figures.values())
+
+    def _self_check(self, what: str) -> lw.Check:
+        """The notebook's completion self-check for this part's ``what``, as the widget
+        re-runs it after every commit (``expect_committed``, the check cell's own)."""
+        letter = self.letter
+
+        def check(q: lw.Question) -> str:
+            expect_committed(q, letter, what)
+            return (f"your {what} is committed and saved in labkit_answers.json; the Part "
+                    f"{letter} check cell below passes when you run it")
+        return check
 
     # -- public ----------------------------------------------------------------------------
     @property

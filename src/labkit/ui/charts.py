@@ -7,19 +7,26 @@
   (:func:`vline_mark`, :func:`set_vline`, ...).
 * :func:`update_marks` -- change several marks' data in one ``hold_sync()`` block each,
   skipping values that did not move.
+* :class:`ChartHeader` / :func:`framed` / :func:`frame_figures` -- a figure's title and
+  legend as HTML above the plot: never over the data, never under bqplot's toolbar, and
+  wrapped instead of clipped when long.
+* :func:`log_ticks` / :func:`tick_labels` -- a log axis ticks at 1-2-5, 1-3 or whole decades
+  (at most :data:`MAX_LOG_TICKS`) with labels that differ, kept in step with its scale.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import bqplot as bq
 import ipywidgets as ipw
 import numpy as np
 
-from labkit.ui.html import PALETTE, SERIES
+from labkit.core.format import d3_format
+from labkit.ui.html import PALETTE, SERIES, esc
 
 
 def make_scale(kind: str = "linear", lo: float | None = None, hi: float | None = None,
@@ -44,26 +51,42 @@ def set_domain(scale: bq.Scale, lo: float, hi: float) -> None:
             scale.min, scale.max = lo, hi
 
 
+FIG_MARGIN = {"top": 16, "bottom": 50, "left": 72, "right": 20}
+"""Plot margins (px): no title or legend inside the SVG, so the top needs little room."""
+
+
 def figure(marks: Sequence[bq.Mark], x_scale: bq.Scale, y_scale: bq.Scale, *, x_label: str,
-           y_label: str, title: str = "", height: int = 300, legend: bool = False,
+           y_label: str, title: str = "", height: int = 300, legend: bool | None = None,
            x_tick_format: str | None = None, y_tick_format: str | None = None,
            x_tick_values: Sequence[float] | None = None,
            legend_location: str = "top-left") -> bq.Figure:
-    """A Figure with labelled axes (put units in the labels), sized for a notebook column."""
-    ax_kw: dict[str, object] = {}
-    if x_tick_format:
-        ax_kw["tick_format"] = x_tick_format
+    """A Figure with labelled axes (put units in the labels), sized for a notebook column.
+
+    ``title`` and the legend go to the figure's :class:`ChartHeader` (``fig.labkit_header``),
+    shown above the plot by :func:`framed`: the legend lists the marks made with
+    ``legend=True`` (``legend=False`` here: none), aligned as ``legend_location`` says
+    (``*-left``, ``top`` / ``bottom``, ``*-right``). A log axis gets :func:`log_ticks` that
+    follow its scale, labelled with its tick format when that tells them apart (else
+    :data:`LOG_TICK_FORMAT`).
+    """
+    if legend_location not in _ALIGN:
+        raise ValueError(f"legend_location must be one of {sorted(_ALIGN)}; "
+                         f"got {legend_location!r}")
+    x_kw: dict[str, object] = {"tick_format": x_tick_format} if x_tick_format else {}
     if x_tick_values is not None:
-        ax_kw["tick_values"] = np.asarray(x_tick_values, dtype=float)
+        x_kw["tick_values"] = np.asarray(x_tick_values, dtype=float)
     x_axis = bq.Axis(scale=x_scale, label=x_label, side="bottom", label_offset="36px",
-                     **ax_kw)
+                     **x_kw)
     y_kw: dict[str, object] = {"tick_format": y_tick_format} if y_tick_format else {}
     y_axis = bq.Axis(scale=y_scale, label=y_label, side="left", label_offset="52px", **y_kw)
-    fig = bq.Figure(marks=list(marks), axes=[x_axis, y_axis], title=title,
-                    fig_margin={"top": 40, "bottom": 50, "left": 72, "right": 20},
-                    legend_location=legend_location,
-                    layout=ipw.Layout(width="100%", height=f"{height}px", min_width="320px"),
+    fig = bq.Figure(marks=list(marks), axes=[x_axis, y_axis], title="",
+                    fig_margin=dict(FIG_MARGIN), legend_location=legend_location,
+                    layout=ipw.Layout(width="100%", max_width="100%", height=f"{height}px",
+                                      min_width="320px"),
                     animation_duration=0)
+    _follow_log_scale(x_axis, x_tick_format, fixed=x_tick_values is not None)
+    _follow_log_scale(y_axis, y_tick_format, fixed=False)
+    fig.labkit_header = ChartHeader(fig, title, legend=legend, align=_ALIGN[legend_location])
     return fig
 
 
@@ -213,3 +236,197 @@ def lin_top(values: object, floor: float = 1.0, pad: float = 1.25) -> float:
     a = a[np.isfinite(a)]
     top = float(a.max()) * pad if a.size else floor
     return max(floor, nice_up(top))
+
+
+
+# -- log-axis ticks -------------------------------------------------------------------------
+
+LOG_TICK_FORMAT = ".3~s"
+"""The labels of a log axis whose own tick format cannot tell its ticks apart (2k, 5k)."""
+MAX_LOG_TICKS = 7
+"""The most ticks :func:`log_ticks` puts on a log axis (labels stay clear of each other)."""
+
+
+def log_ticks(lo: float | None, hi: float | None,
+              max_ticks: int = MAX_LOG_TICKS) -> list[float]:
+    """Tick values for a log axis over [lo, hi]: 1-2-5, else 1-3, else whole decades x 10^k
+    in range (every n-th decade past ``max_ticks``); the ends when nothing nicer fits.
+
+    [] when the range is not 0 < lo < hi.
+    """
+    if lo is None or hi is None or not (0 < lo < hi and math.isfinite(hi)):
+        return []
+    k0, k1 = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+
+    def within(mantissas: Sequence[float]) -> list[float]:
+        vals = (float(f"{m}e{k}") for k in range(k0, k1 + 1) for m in mantissas)
+        return [v for v in vals if lo * (1 - 1e-9) <= v <= hi * (1 + 1e-9)]
+
+    for mantissas in ((1, 2, 5), (1, 3), (1,)):
+        ticks = within(mantissas)
+        if 2 <= len(ticks) <= max_ticks:
+            return ticks
+    decades = within((1,))
+    if len(decades) > max_ticks:
+        return decades[::math.ceil(len(decades) / max_ticks)]
+    fine = within((1, 1.5, 2, 3, 4, 5, 6, 8))
+    return fine if 2 <= len(fine) <= max_ticks else [float(lo), float(hi)]
+
+
+def tick_labels(axis: bq.Axis) -> list[str]:
+    """The labels ``axis`` draws for its explicit ``tick_values`` ([] when it has none)."""
+    values = axis.tick_values
+    if values is None or axis.tick_format is None:
+        return []
+    return [d3_format(axis.tick_format, float(v)) for v in np.asarray(values).ravel()]
+
+
+def _plain_g(fmt: str, ticks: Sequence[float]) -> str:
+    """A ``g`` format with the digits to write ticks below 10^6 in full (``100``, not
+    ``1e+2``); any other format as it is."""
+    m = re.fullmatch(r"(,?)\.(\d+)(~?)g", fmt)
+    if m is None:
+        return fmt
+    top = max(abs(t) for t in ticks)
+    digits = min(6, max(int(m.group(2)), math.floor(math.log10(top)) + 1 if top >= 1 else 1))
+    return f"{m.group(1)}.{digits}{m.group(3)}g"
+
+
+def _follow_log_scale(axis: bq.Axis, tick_format: str | None, *, fixed: bool) -> None:
+    """Keep a log ``axis``'s ticks (unless ``fixed``) and format in step with its scale."""
+    scale = axis.scale
+    if not isinstance(scale, bq.LogScale):
+        return
+
+    def sync(_change: object = None) -> None:
+        ticks = (list(np.asarray(axis.tick_values, dtype=float)) if fixed
+                 else log_ticks(scale.min, scale.max))
+        if not ticks:
+            return
+        fmt = _plain_g(tick_format, ticks) if tick_format else LOG_TICK_FORMAT
+        labels = [d3_format(fmt, t) for t in ticks]
+        if len(set(labels)) < len(labels):
+            fmt = LOG_TICK_FORMAT
+        update_marks({axis: {"tick_values": np.asarray(ticks, dtype=float),
+                             "tick_format": fmt}})
+
+    sync()
+    if not fixed:
+        scale.observe(sync, names=["min", "max"])
+
+
+# -- title and legend above the plot --------------------------------------------------------
+
+_ALIGN = {"top-left": "flex-start", "left": "flex-start", "bottom-left": "flex-start",
+          "top": "center", "bottom": "center",
+          "top-right": "flex-end", "right": "flex-end", "bottom-right": "flex-end"}
+_DASH = {"solid": "solid", "dashed": "dashed", "dotted": "dotted", "dash_dotted": "dashed"}
+_WATCHED = ["labels", "colors", "visible", "line_style", "display_legend"]
+
+
+def _swatch(mark: bq.Mark, color: str) -> str:
+    """A small HTML sample of ``mark`` drawn in ``color``: a line, a dot or a box."""
+    if isinstance(mark, bq.Lines):
+        dash = _DASH.get(str(mark.line_style), "solid")
+        dot = (f"<span style='display:inline-block;width:7px;height:7px;border-radius:50%;"
+               f"background:{color};margin-left:-14px;vertical-align:middle'></span>"
+               if mark.marker else "")
+        return (f"<span style='display:inline-block;width:22px;border-top:3px {dash} {color};"
+                f"vertical-align:middle'></span>{dot}")
+    radius = "50%" if isinstance(mark, bq.Scatter) else "2px"
+    return (f"<span style='display:inline-block;width:10px;height:10px;border-radius:{radius};"
+            f"background:{color};vertical-align:middle'></span>")
+
+
+class ChartHeader(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no stubs
+    """A figure's title and legend as HTML above the plot area (outside the data).
+
+    The legend lists the figure's marks made with ``display_legend`` (bqplot's own legend,
+    drawn inside the plot over the curves, is switched off) and follows their labels,
+    colours, line styles and visibility: a hidden mark leaves the legend.
+    """
+
+    value: str
+
+    def __init__(self, fig: bq.Figure, title: str = "", *, legend: bool | None = None,
+                 align: str = "flex-start") -> None:
+        super().__init__(value="", layout=ipw.Layout(width="100%"))
+        self.add_class("labkit-chart-header")
+        self.fig, self.chart_title, self.align = fig, title, align
+        self.show_legend = legend is not False
+        self.legend_marks: list[bq.Mark] = []
+        self._watched: set[int] = set()
+        fig.observe(lambda _c: self._adopt(), names="marks")
+        self._adopt()
+
+    def entries(self) -> list[tuple[str, str, bq.Mark]]:
+        """(label, colour, mark) of every legend entry shown now."""
+        if not self.show_legend:
+            return []
+        out = []
+        for mark in self.legend_marks:
+            if not mark.visible:
+                continue
+            colors = list(mark.colors) or ["#000000"]
+            out += [(str(lab), str(colors[i % len(colors)]), mark)
+                    for i, lab in enumerate(mark.labels or []) if str(lab)]
+        return out
+
+    def render(self, _change: object = None) -> None:
+        title = (f"<div class='labkit-chart-title' style='font-weight:700;font-size:1.05em;"
+                 f"line-height:1.3'>{esc(self.chart_title)}</div>" if self.chart_title else "")
+        items = "".join(f"<span class='labkit-legend-item' style='white-space:nowrap'>"
+                        f"{_swatch(mark, color)} {esc(label)}</span>"
+                        for label, color, mark in self.entries())
+        legend = (f"<div class='labkit-legend' style='display:flex;flex-wrap:wrap;gap:2px 14px;"
+                  f"justify-content:{self.align};font-size:0.85em;margin-top:2px'>{items}"
+                  f"</div>" if items else "")
+        value = (f"<div style='padding:2px 20px 0 72px'>{title}{legend}</div>"
+                 if title or legend else "")
+        if value != self.value:
+            self.value = value
+
+    def _adopt(self) -> None:
+        for mark in self.fig.marks:
+            if id(mark) not in self._watched:
+                self._watched.add(id(mark))
+                mark.observe(self._on_mark, names=_WATCHED)
+            self._take_legend(mark)
+        self.render()
+
+    def _take_legend(self, mark: bq.Mark) -> None:
+        if mark.display_legend:
+            mark.display_legend = False
+            if mark not in self.legend_marks:
+                self.legend_marks.append(mark)
+
+    def _on_mark(self, change: Mapping[str, object]) -> None:
+        if change["name"] == "display_legend":
+            self._take_legend(change["owner"])
+        self.render()
+
+
+def framed(fig: bq.Figure) -> ipw.Widget:
+    """``fig`` under its :class:`ChartHeader` (one box per figure, made once); a figure
+    without a header is returned as it is."""
+    header = getattr(fig, "labkit_header", None)
+    if header is None:
+        return fig
+    box = getattr(fig, "labkit_frame", None)
+    if box is None:
+        box = ipw.VBox([header, fig], layout=ipw.Layout(width="100%", max_width="100%",
+                                                        flex="1 1 0%"))
+        box.add_class("labkit-chart")
+        fig.labkit_frame = box
+    return box
+
+
+def frame_figures(widget: ipw.Widget) -> ipw.Widget:
+    """``widget`` with every figure in it (itself, or inside boxes) :func:`framed`."""
+    if isinstance(widget, bq.Figure):
+        return framed(widget)
+    if isinstance(widget, ipw.Box):
+        children = tuple(frame_figures(c) for c in widget.children)
+        if children != tuple(widget.children):
+            widget.children = children
+    return widget

@@ -16,6 +16,44 @@ from labkit.core.grids import PRECISIONS, context_options
 DESC_STYLE = {"description_width": "initial"}
 """Widget style that shows a description in full (no truncation)."""
 
+TOGGLE_CHAR_PX = 7.5
+"""Width of one character of a toggle button's label (px, JupyterLab's 13 px UI font; wide
+enough for lower-case text and digits)."""
+TOGGLE_PAD_PX = 24
+"""A toggle button's horizontal padding, border and icon room (px)."""
+TOGGLE_DEFAULT_PX = 148
+"""ipywidgets' width of a toggle button given no ``button_width`` (300 px / 2 - 2 px margin)."""
+
+
+def toggle_width(labels: Sequence[str]) -> str:
+    """One CSS width for toggle buttons that shows the longest of ``labels`` in full."""
+    longest = max((len(str(lab)) for lab in labels), default=1)
+    return f"{math.ceil(TOGGLE_CHAR_PX * longest + TOGGLE_PAD_PX)}px"
+
+
+def fitted_label(label: str, width: str) -> str:
+    """What of ``label`` a toggle button ``width`` wide shows (the rest is cut off).
+
+    ``width`` in px (``"64px"``), ``"auto"`` (the label's own width) or ``""`` (unset:
+    ipywidgets' :data:`TOGGLE_DEFAULT_PX`).
+    """
+    w = str(width).strip() or f"{TOGGLE_DEFAULT_PX}px"
+    if w in ("auto", "initial"):
+        return label
+    if not w.endswith("px"):
+        raise ValueError(f"width must be in px or 'auto'; got {width!r}")
+    fits = max(0, math.floor((float(w[:-2]) - TOGGLE_PAD_PX) / TOGGLE_CHAR_PX))
+    return label if len(label) <= fits else label[:max(0, fits - 1)] + "…"
+
+
+def toggle_buttons(description: str, options: Sequence[tuple[str, object]],
+                   value: object) -> ipw.ToggleButtons:
+    """ToggleButtons whose buttons are all as wide as the longest label (none truncated)."""
+    labels = [str(label) for label, _ in options]
+    return ipw.ToggleButtons(options=list(options), value=value, description=description,
+                             style={**DESC_STYLE, "button_width": toggle_width(labels)},
+                             layout=ipw.Layout(max_width="100%"))
+
 
 def precision_control(description: str, value: int,
                       options: Sequence[int] = PRECISIONS) -> ipw.ToggleButtons:
@@ -25,9 +63,7 @@ def precision_control(description: str, value: int,
         raise ValueError(f"precision options must be among {PRECISIONS}; got {opts}")
     if int(value) not in opts:
         raise ValueError(f"value {value} is not among the options {opts}")
-    return ipw.ToggleButtons(options=[(f"{b}-bit", b) for b in opts], value=int(value),
-                             description=description,
-                             style={**DESC_STYLE, "button_width": "64px"})
+    return toggle_buttons(description, [(f"{b}-bit", b) for b in opts], int(value))
 
 
 def int_control(description: str, value: int, lo: int, hi: int,
@@ -78,8 +114,7 @@ def choice_control(description: str, options: Sequence[tuple[str, object]], valu
                    style: str = "dropdown") -> ipw.Dropdown | ipw.ToggleButtons:
     """A fixed set of choices as a Dropdown or ToggleButtons."""
     if style == "toggle":
-        return ipw.ToggleButtons(options=list(options), value=value, description=description,
-                               style=DESC_STYLE)
+        return toggle_buttons(description, options, value)
     return ipw.Dropdown(options=list(options), value=value, description=description,
                       style=DESC_STYLE, layout=ipw.Layout(width="460px"))
 

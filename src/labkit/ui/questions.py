@@ -6,7 +6,12 @@
   changed answer *beside* the first ("first: X · revised: Y"), never over it.
 * A prediction's :meth:`Prediction.reveal_gate` keeps dependent content out of the page until
   the prediction is committed.
-* :class:`Question` -- their shared mechanics.
+* :class:`Question` -- their shared mechanics. What committing is worth (``points``, one
+  line under the question) and a self-check re-run after every commit (``check``: a ✔ when
+  it passes, its message when it fails).
+* A bad answer from a student's cell (not an option, out of bounds, nothing chosen, a
+  locked answer) records nothing: :meth:`Question.commit` shows why on the widget and
+  returns a :class:`Refusal` (a one-line message as the cell's output), never a traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as ipw
@@ -26,6 +32,46 @@ _WIDE = ipw.Layout(width="auto")
 
 
 Options = Sequence[str] | Sequence[tuple[str, AnswerValue]]
+Check = Callable[["Question"], str | None]
+"""A self-check: returns what passed (or None), raises ``AssertionError(message)`` when not."""
+
+_GREEN, _RED, _GREY = "#1e8449", "#c0392b", "#7f8c8d"
+
+
+class _RefusedError(Exception):
+    """Internal: why a commit records nothing (becomes a :class:`Refusal`)."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a commit recorded nothing. Falsy; shows as one short line when it is a cell's
+    value, and the same message is on the question's widget."""
+
+    key: str
+    message: str
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"Not committed: {self.message}"
+
+    def _repr_html_(self) -> str:
+        return (f"<div class='labkit-refusal' style='color:{_RED}'>✖ <b>Not committed:</b> "
+                f"{esc(self.message)}</div>")
+
+
+def credit_text(points: int | None) -> str:
+    """What committing is worth, as the widget says it (``points`` None or 0: ungraded)."""
+    if not points:
+        return "Ungraded: committing records your answer."
+    worth = "1 point" if points == 1 else f"{points} points"
+    return (f"Worth {worth} for committing: any answer earns "
+            f"{'it' if points == 1 else 'them'}; being right is not graded. Your answer is "
+            "saved in labkit_answers.json: submit that file with your notebook.")
 
 
 class Question:
@@ -37,11 +83,16 @@ class Question:
     def __init__(self, lab: str, key: str, question: str, options: Options | None = None,
                  store: AnswerStore | None = None, *,
                  bounds: tuple[float, float] | None = None, step: float | None = None,
-                 unit: str = "", feedback: Mapping[AnswerValue, str] | None = None) -> None:
+                 unit: str = "", feedback: Mapping[AnswerValue, str] | None = None,
+                 points: int | None = None, check: Check | None = None) -> None:
         self.lab, self.key, self.question = lab, key, question
         self.store = store if store is not None else AnswerStore()
         self.unit = unit
         self.feedback = dict(feedback or {})
+        self.points, self.check = points, check
+        self.problem: str | None = None
+        self.check_passed: bool | None = None
+        self._check_text = ""
         self._callbacks: list[Callable[[AnswerEntry], object]] = []
         self._entry: AnswerEntry | None = None
         self._revising = False
@@ -71,6 +122,9 @@ class Question:
                                       layout=ipw.Layout(display="none"))
         self.status = ipw.HTML()
         self.feedback_html = ipw.HTML()
+        self.credit_html = ipw.HTML(f"<div class='labkit-credit' style='color:{_GREY};"
+                                    f"font-size:0.85em'>{esc(credit_text(points))}</div>")
+        self.check_html = ipw.HTML()
         self.commit_button.on_click(lambda _b: self.commit())
         self.revise_button.on_click(lambda _b: self.revise())
         self.choice.observe(self._on_choice, names="value")
@@ -79,7 +133,7 @@ class Question:
                    f"{question}</div>"),
             self.choice,
             ipw.HBox([self.commit_button, self.revise_button]),
-            self.status, self.feedback_html,
+            self.status, self.check_html, self.feedback_html, self.credit_html,
         ], layout=ipw.Layout(border="1px solid #d5d8dc", padding="6px 10px", margin="6px 0"))
         self.widget.add_class(f"labkit-{self.kind_label.lower()}")
         existing = self.store.get(lab, key)
@@ -138,22 +192,34 @@ class Question:
         self._callbacks.append(callback)
 
     # -- actions ---------------------------------------------------------------------------
-    def commit(self, value: AnswerValue | None = None) -> AnswerEntry:
-        """Record the selected answer (or ``value``) and lock the choice.
+    def commit(self, value: AnswerValue | None = None) -> AnswerEntry | Refusal:
+        """Record the selected answer (or ``value``: an option's value or label) and lock.
 
         A first commit keeps the answer as ``first``; a commit after :meth:`revise` with a
-        different answer appends it to ``changes`` beside the first.
+        different answer appends it to ``changes`` beside the first. An answer that cannot
+        be recorded returns a :class:`Refusal` (also shown on the widget); nothing raises.
         """
+        try:
+            entry = self._commit(value)
+        except _RefusedError as why:
+            self.problem = str(why)
+            self._render_status()
+            return Refusal(self.key, self.problem)
+        return entry
+
+    def _commit(self, value: AnswerValue | None) -> AnswerEntry:
         entry = self._entry
-        if entry is not None and self.committed and not self._revising:
-            if value is None or value == entry.current:
+        if entry is not None and not self._revising:
+            if value is None or self._as_value(value) == entry.current:
                 return entry
-            raise ValueError(f"{self.key} is committed and locked; call revise() first")
+            raise _RefusedError(f"your answer ({self.label_for(entry.current)}) is committed and "
+                           "locked; press Revise to record a changed answer beside it")
         if value is not None:
             self._select(value)
         chosen = self.choice.value
         if chosen is None:
-            raise ValueError(f"choose an answer for {self.key} before committing")
+            raise _RefusedError("no answer is chosen yet: choose one above, then press "
+                           f"{self.commit_label}")
         if self.options is None:
             chosen = float(chosen)
         entry = self.store.record(self.lab, self.key, chosen)
@@ -174,42 +240,94 @@ class Question:
         self._render_status()
 
     # -- internals -------------------------------------------------------------------------
+    def _as_value(self, value: AnswerValue) -> AnswerValue:
+        """``value``, or the value of the option labelled ``value``."""
+        if self.choices is not None and value not in (self.options or ()):
+            by_label = [v for label, v in self.choices if label == value]
+            if len(by_label) == 1:
+                return by_label[0]
+        return value
+
     def _select(self, value: AnswerValue) -> None:
         if self.options is not None:
-            if value not in self.options:
-                known = ", ".join(repr(v) for v in self.options)
-                raise ValueError(f"{value!r} is not an option of {self.key}; options: {known}")
-            self.choice.value = value
+            v = self._as_value(value)
+            if v not in self.options:
+                known = ", ".join(label for label, _ in self.choices or ())
+                raise _RefusedError(f"{value!r} is not one of the choices ({known})")
+            self.choice.value = v
         elif self.bounds is not None:
             lo, hi = self.bounds
-            x = float(value)
-            if not (lo <= x <= hi):
-                raise ValueError(f"{x:g} is outside the bounds [{lo:g}, {hi:g}] of {self.key}")
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                raise _RefusedError(f"{value!r} is not a number") from None
+            if isinstance(value, bool) or not (lo <= x <= hi):
+                raise _RefusedError(f"{value!r} is outside the bounds [{lo:g}, {hi:g}] "
+                               f"{self.unit}".rstrip())
             self.choice.value = x
 
     def _on_choice(self, _change: object) -> None:
         if not self.committed or self._revising:
             self.commit_button.disabled = self.choice.value is None
+        if self.problem is not None:  # a new choice answers the refusal
+            self.problem = None
+            self._render_status()
 
     def _apply(self, entry: AnswerEntry, *, notify: bool) -> None:
         self._entry = entry
         self._revising = False
+        self.problem = None
         current = entry.current
-        with contextlib.suppress(ValueError):  # an answer from an older question version
+        with contextlib.suppress(_RefusedError):  # an answer from an older question version
             self._select(current)
         self.choice.disabled = True
         self.commit_button.layout.display = "none"
         self.commit_button.description = self.commit_label
         self.revise_button.layout.display = None
+        self._run_check()
         self._render_status()
         if notify:
             for cb in list(self._callbacks):
                 cb(entry)
 
+    def _run_check(self) -> None:
+        """Re-run the self-check on the committed answer (after every commit and restore)."""
+        self.check_passed, self._check_text = None, ""
+        if self.check is None or self._entry is None:
+            return
+        try:
+            passed = self.check(self)
+        except AssertionError as exc:
+            self.check_passed, self._check_text = False, str(exc) or "the self-check failed"
+        except Exception as exc:  # a self-check never shows the student a traceback
+            self.check_passed = False
+            self._check_text = f"the self-check could not run ({type(exc).__name__}: {exc})"
+        else:
+            self.check_passed, self._check_text = True, passed or "your answer is committed"
+
+    def _check_line(self) -> str:
+        """The ✔ / ✖ line under the status: a refused commit, else the self-check."""
+        if self.problem is not None:
+            return (f"<div class='labkit-problem' style='color:{_RED}'>✖ <b>Not committed:</b> "
+                    f"{esc(self.problem)}</div>")
+        if self.check_passed is True:
+            return (f"<div class='labkit-check-pass' style='color:{_GREEN}'>✔ <b>Self-check "
+                    f"passed:</b> {esc(self._check_text)}</div>")
+        if self.check_passed is False:
+            return (f"<div class='labkit-check-fail' style='color:{_RED}'>✖ <b>Self-check "
+                    f"failed:</b> {esc(self._check_text)}</div>")
+        if self.check is not None:
+            return (f"<div class='labkit-check-pending' style='color:{_GREY}'>Self-check: runs "
+                    f"when you press <b>{esc(self.commit_label)}</b>.</div>")
+        return ""
+
     def _render_status(self) -> None:
+        check = self._check_line()
+        if check != self.check_html.value:
+            self.check_html.value = check
         e = self._entry
         if e is None:
-            self.status.value = ("<span style='color:#7f8c8d'>Not committed yet: choose an "
+            self.status.value = (f"<span style='color:{_GREY}'>Not committed yet: choose an "
                                  f"answer and press <b>{esc(self.commit_label)}</b>.</span>")
             self.feedback_html.value = ""
             return
@@ -217,13 +335,16 @@ class Question:
         if e.revised:
             n = len(e.changes)
             text = (f"<b>first:</b> {first} · <b>revised:</b> {esc(self.label_for(e.current))}"
-                    + (f" <span style='color:#7f8c8d'>({n} changes)</span>" if n > 1 else ""))
+                    + (f" <span style='color:{_GREY}'>({n} changes)</span>" if n > 1 else ""))
         else:
             text = f"<b>committed:</b> {first}"
         if self._revising:
-            text += " <span style='color:#b9770e'>— choose a changed answer and record it</span>"
-        self.status.value = (f"<div class='labkit-answer-status'>{text} (locked) "
-                             f"<span style='color:#7f8c8d'>({esc(e.first_at)})</span></div>")
+            text += (" <span style='color:#b9770e'>— unlocked: choose a changed answer and "
+                     "record it</span>")
+        else:
+            text += " (locked)"
+        self.status.value = (f"<div class='labkit-answer-status'>{text} "
+                             f"<span style='color:{_GREY}'>({esc(e.first_at)})</span></div>")
         fb = self.feedback.get(e.current)
         self.feedback_html.value = f"<div style='margin-top:4px'>{fb}</div>" if fb else ""
 
