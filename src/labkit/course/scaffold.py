@@ -2,17 +2,26 @@
 
 banner -> predict (graded for completion) -> explore -> reveal -> math peek -> checkpoint
 (graded for completion) -> one graded exercise with visible and hidden tests.
+
+The notebook's header (:func:`header_cells`) is built last, from the other cells: the
+points it announces are the nbgrader points of those cells, and its glossary defines
+exactly the terms (:data:`GLOSSARY`) that the notebook's text -- or the widgets the spec
+says it shows -- uses, each with the track's own numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from nbformat import NotebookNode
 
+from labkit.core.format import fmt_count, format_bytes
 from labkit.course import cells as c
 from labkit.labs.info import LabInfo
+from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.physics.roofline import balance_context, critical_batch
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track
@@ -61,7 +70,8 @@ def part_cells(part: str, title: str, hook: str, ids: c.CellIds,
     return [
         c.markdown(f"## Part {p} · {title}\n\n{hook}", ids.take(f"{key}-title")),
         c.code(f"{p} = lab.part(\"{p}\")\n{p}.banner()", ids.take(f"{key}-banner")),
-        c.markdown("### Predict first\nCommit your prediction before you explore.",
+        c.markdown("### Predict first\nCommit your prediction before you explore "
+                   f"(completion credit: {PREDICTION_POINTS} point).",
                    ids.take(f"{key}-predict-md")),
         c.answer(commit_cell(f"{p}.predict", "Commit prediction"), ids.take(f"{key}-predict")),
         c.tests(f"expect_committed({p}.predict, \"{p}\", \"prediction\")",
@@ -72,7 +82,9 @@ def part_cells(part: str, title: str, hook: str, ids: c.CellIds,
         c.markdown("### Reveal", ids.take(f"{key}-reveal-md")),
         c.code(f"{p}.reveal", ids.take(f"{key}-reveal")),
         c.code(f"{p}.math", ids.take(f"{key}-math")),
-        c.markdown("### Checkpoint", ids.take(f"{key}-checkpoint-md")),
+        c.markdown("### Checkpoint\nCommit an answer (completion credit: "
+                   f"{CHECKPOINT_POINTS} point; the feedback tells you whether it was right).",
+                   ids.take(f"{key}-checkpoint-md")),
         c.answer(commit_cell(f"{p}.checkpoint", "Commit answer"),
                  ids.take(f"{key}-checkpoint")),
         c.tests(f"expect_committed({p}.checkpoint, \"{p}\", \"checkpoint answer\")",
@@ -109,12 +121,183 @@ def notebook_title(info: LabInfo, t: Track) -> str:
     return f"{info.heading} — {t.label}"
 
 
-def header_cells(info: LabInfo, t: Track, ids: c.CellIds, *, intro: str,
-                 rows: Sequence[tuple[str, str]] = ()) -> list[NotebookNode]:
-    """The opening markdown (title, ``intro``, the track table with ``rows`` added before
-    the time, the lab's objectives for this track, how a part works) and the setup cell.
+# -- glossary ------------------------------------------------------------------------------
+def unit_noun(t: Track) -> tuple[str, str]:
+    """(singular, plural) of what the track processes: requests, windows, frames."""
+    plural = "requests" if t.is_transformer else t.input_noun
+    return (plural[:-1] if plural.endswith("s") else plural), plural
 
-    Title, time and objectives come from the lab's :class:`~labkit.labs.info.LabInfo`.
+
+def slo_text(t: Track) -> str:
+    """The track's latency target in words: ``p99 time per output token <= 50 ms``."""
+    ms = f"{t.slo_s * 1e3:g} ms"
+    if t.slo_kind == "tpot":
+        return f"{quantile_text(t)} time per output token ≤ {ms}"
+    one = unit_noun(t)[0]
+    if t.slo_quantile >= 1.0:
+        return f"every {one} done within {ms} (a hard deadline: the worst case, not a percentile)"
+    return f"{quantile_text(t)} latency per {one} ≤ {ms}"
+
+
+def quantile_text(t: Track) -> str:
+    """``p99`` (or ``the maximum`` for a hard deadline)."""
+    return "the maximum" if t.slo_quantile >= 1.0 else f"p{t.slo_quantile * 100:g}"
+
+
+def _def_slo(t: Track) -> str:
+    return ("service-level objective: the latency promise the deployment must keep; on this "
+            f"track, {slo_text(t)}.")
+
+
+def _def_p99(t: Track) -> str:
+    one, many = unit_noun(t)
+    return (f"the 99th percentile: 99 in every 100 {many} are at least this fast, the slowest "
+            f"1% may be slower. A single {one} at p99 latency is not rare at scale: it "
+            "happens once in a hundred.")
+
+
+def _def_tpot(t: Track) -> str:
+    return ("time per output token: the time of one decode step, i.e. the gap between two "
+            f"streamed tokens; this track's budget is {t.slo_s * 1e3:g} ms at "
+            f"{quantile_text(t)}.")
+
+
+def _def_ttft(t: Track) -> str:
+    tail = (f"; this track allows {t.ttft_slo_s:g} s" if t.ttft_slo_s is not None else "")
+    return ("time to first token: queueing plus the prompt pass (prefill) before the first "
+            f"token streams{tail}.")
+
+
+def _def_kv(t: Track) -> str:
+    m = get_model(t.model_id)
+    return ("the key/value cache: every layer keeps one key and one value vector per KV head "
+            f"for every token in the context. {m.name} adds "
+            f"{format_bytes(kv_bytes_per_token(m, t.kv_bits))} per token at {t.kv_bits}-bit, "
+            "so a sequence's cache grows with its context.")
+
+
+def _def_cv(t: Track) -> str:
+    return ("coefficient of variation: standard deviation / mean of a quantity; this track's "
+            f"output lengths have a CV of {t.output_tokens_cv:g} (0 = every answer the same "
+            "length).")
+
+
+def _def_pareto(t: Track) -> str:
+    return ("a design is on the Pareto front when no other design is better on one axis "
+            "without being worse on another; the front is the set of trade-offs worth "
+            "choosing between.")
+
+
+def _def_bstar(t: Track) -> str:
+    b = critical_batch(t.hardware_id, t.model_id, t.weight_bits)
+    return ("the critical batch: the batch at which one decode step's compute takes as long "
+            "as reading the weights once (peak roofline). Below it decode is memory-bound; "
+            f"here B* ≈ {fmt_count(b)} sequences at {t.weight_bits}-bit weights.")
+
+
+def _def_lstar(t: Track) -> str:
+    ell = balance_context(t.hardware_id, t.model_id, t.kv_bits)
+    return ("the balance context: the context length at which one sequence's KV-cache read "
+            "takes as long as its compute. Past it no batch size reaches the compute floor; "
+            f"here L* ≈ {fmt_count(ell)} tokens at {t.kv_bits}-bit KV.")
+
+
+@dataclass(frozen=True)
+class Term:
+    """A glossary term: how it is written, how to find it in text, and its definition."""
+
+    term: str
+    pattern: str
+    define: Callable[[Track], str]
+
+    def used_in(self, text: str) -> bool:
+        return re.search(self.pattern, text) is not None
+
+
+GLOSSARY: tuple[Term, ...] = (  # a term's definition uses only the terms before it
+    Term("p99", r"\bp99\b", _def_p99),
+    Term("SLO", r"\bSLOs?\b", _def_slo),
+    Term("TPOT", r"\bTPOT\b", _def_tpot),
+    Term("TTFT", r"\bTTFT\b", _def_ttft),
+    Term("KV", r"\bKV\b", _def_kv),
+    Term("CV", r"\bCV\b", _def_cv),
+    Term("Pareto", r"\bPareto\b", _def_pareto),
+    Term("B*", r"\bB\*", _def_bstar),
+    Term("L*", r"\bL\*", _def_lstar),
+)
+
+
+_HIDDEN = re.compile(r"### BEGIN (SOLUTION|HIDDEN TESTS).*?### END \1", re.S)
+
+
+def notebook_text(cells: Iterable[NotebookNode]) -> str:
+    """What a student reads in cells: markdown and code, without the solution and hidden
+    test regions (nbgrader removes them from the release)."""
+    return "\n".join(_HIDDEN.sub("", str(cell.source)) for cell in cells)
+
+
+def glossary_terms(text: str, shown: Iterable[str] = (),
+                   track: Track | None = None) -> list[Term]:
+    """The glossary terms ``text`` uses, or that the widgets show (``shown``), in order;
+    with ``track``, also the terms its definitions use."""
+    extra = set(shown)
+    unknown = extra - {t.term for t in GLOSSARY}
+    if unknown:
+        raise ValueError(f"shown: no glossary entry for {', '.join(sorted(unknown))}")
+    terms = [t for t in GLOSSARY if t.term in extra or t.used_in(text)]
+    if track is not None:
+        defs = "\n".join(t.define(track) for t in terms)
+        more = [t for t in GLOSSARY if t not in terms and t.used_in(defs)]
+        if more:
+            return glossary_terms(text + "\n" + defs, extra, track)
+    return terms
+
+
+def glossary_md(t: Track, terms: Sequence[Term]) -> str:
+    """The glossary as a Markdown list (empty when no term is used)."""
+    if not terms:
+        return ""
+    items = "\n".join(f"- **{term.term}**: {term.define(t)}" for term in terms)
+    return f"**Terms used in this notebook.**\n\n{items}"
+
+
+def points_md(cells: Sequence[NotebookNode]) -> str:
+    """What the graded cells are worth, from their nbgrader points."""
+    auto = manual = done = 0.0
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("grade"):
+            continue
+        pts = float(meta.get("points", 0))
+        if "expect_committed(" in str(cell.source):
+            done += pts
+        elif meta.get("solution"):
+            manual += pts
+        else:
+            auto += pts
+    total = auto + manual + done
+    return (f"**Points.** {fmt_count(total)} in all: {fmt_count(done)} for committing your "
+            "prediction and your checkpoint answer in every part (completion credit — a "
+            f"committed answer earns its point whether or not it was right), {fmt_count(auto)} "
+            f"for the graded exercises (autograded) and {fmt_count(manual)} for the memo "
+            "(graded by hand).")
+
+
+def bullets(items: Sequence[str]) -> str:
+    return "\n".join(f"- {x}" for x in items)
+
+
+def header_cells(info: LabInfo, t: Track, ids: c.CellIds, *, intro: str,
+                 later: Sequence[NotebookNode], prerequisites: Sequence[str],
+                 reading: Sequence[str], shown_terms: Iterable[str] = (),
+                 rows: Sequence[tuple[str, str]] = ()) -> list[NotebookNode]:
+    """The opening markdown and the setup cell, built from the ``later`` cells.
+
+    Title, ``intro``, the glossary of the terms the notebook uses (before anything else
+    uses them), the track table (``rows`` added before the time), prerequisites, reading
+    list, the lab's objectives for this track, the points of the graded cells and how a
+    part works. Title, time and objectives come from the lab's
+    :class:`~labkit.labs.info.LabInfo`.
     """
     hw, m = get_hardware(t.hardware_id), get_model(t.model_id)
     objectives = "\n".join(f"{i}. {o}" for i, o in enumerate(info.objectives_for(t), 1))
@@ -122,18 +305,33 @@ def header_cells(info: LabInfo, t: Track, ids: c.CellIds, *, intro: str,
              ("Stakeholder", f"{t.stakeholder.name}, {t.stakeholder.role}"), *rows,
              ("Time", f"about {info.minutes_text}")]
     table_md = "\n".join(f"| **{k}** | {v} |" for k, v in table)
+    own = "\n".join([intro, table_md, *prerequisites, *reading, objectives])
+    terms = glossary_terms(own + "\n" + notebook_text(later), shown_terms, t)
+    glossary = glossary_md(t, terms)
     text = f"""
 # {notebook_title(info, t)}
 
 {intro}
 
+{glossary}
+
 | | |
 |---|---|
 {table_md}
 
+**Before you start.**
+
+{bullets(prerequisites)}
+
+**Reading.**
+
+{bullets(reading)}
+
 **You will be able to:**
 
 {objectives}
+
+{points_md(later)}
 
 {HOW_IT_WORKS}
 """

@@ -113,19 +113,25 @@ class LabInfo:
 
     @property
     def time_estimate(self) -> str:
-        """The header banner's time line: the total, the parts' range and the synthesis."""
+        """The header banner's time line: the total (:attr:`minutes_text`, the same figure
+        the notebook's header shows), then each part's minutes and the synthesis -- the
+        parts' ranges plus the synthesis add up to a span inside the total."""
         lo = min(m[0] for m in self.part_minutes.values())
         hi = max(m[1] for m in self.part_minutes.values())
         each = f"{lo}" if lo == hi else f"{lo}-{hi}"
         count = _WORDS.get(len(self.part_minutes), str(len(self.part_minutes)))
-        return (f"{self.minutes_text}: {count} parts of {each} minutes "
-                f"each, then a {self.synthesis_minutes}-minute synthesis")
+        per_part = ", ".join(f"{p} {self._span(p)}" for p in self.part_minutes)
+        return (f"{self.minutes_text}: {count} parts of {each} minutes ({per_part}), "
+                f"then a {self.synthesis_minutes}-minute synthesis")
+
+    def _span(self, part: str) -> str:
+        lo, hi = self.part_minutes[part]
+        return f"{lo}" if lo == hi else f"{lo}-{hi}"
 
     @property
     def part_minutes_text(self) -> Mapping[str, str]:
         """Per part letter, the banner's ``"10-12 min"``."""
-        return MappingProxyType({p: f"{lo} min" if lo == hi else f"{lo}-{hi} min"
-                                 for p, (lo, hi) in self.part_minutes.items()})
+        return MappingProxyType({p: f"{self._span(p)} min" for p in self.part_minutes})
 
     # -- objectives ----------------------------------------------------------------------
     def objectives_for(self, track: str | Track) -> tuple[str, ...]:

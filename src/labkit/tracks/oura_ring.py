@@ -6,7 +6,7 @@ The one-time setup energy (on-device personalisation) is derived by :func:`ring_
 from __future__ import annotations
 
 from labkit.core.units import J_PER_MWH
-from labkit.physics.phases import request_phases
+from labkit.physics.phases import decision_time, request_phases
 from labkit.tracks.base import DERIVED_ENERGY_SOURCE, Stakeholder, make_track, narrative
 
 # -- one-time setup energy -----------------------------------------------------------------
@@ -14,6 +14,9 @@ PERSONALISATION_FORWARD_PASSES = 20 * 50 * 3  # 20 epochs x 50 windows x (fwd + 
 
 # Audio window of the ring: 1 s at 16 kHz, 16-bit PCM = 16,000 samples x 2 bytes.
 _RING_WINDOW_BYTES = 16_000 * 2
+# The output/decision pass: slide the window buffer and write the decision, one read and one
+# write of the window at the achievable SRAM bandwidth (labkit.physics.phases.decision_time).
+_DECISION_US = decision_time("cortex-m4-ring", _RING_WINDOW_BYTES) * 1e6
 
 
 def ring_setup_mwh(hardware_id: str = "cortex-m4-ring", model_id: str = "ds-cnn-kws",
@@ -58,8 +61,11 @@ OURA_RING = make_track(
         "A smart ring listens for a spoken wake word with a 38.6k-parameter DS-CNN on a 64 MHz "
         "Cortex-M4, powered by a battery smaller than a fingernail.",
         {
-            "A": "There is no decode loop here: each window is one input pass. How long does it "
-                 "take at 256 million INT8 operations a second, and what does it cost?",
+            "A": "There is no output loop here: each window is one input pass through the "
+                 f"model, then a {_DECISION_US:.0f} µs pass that slides the "
+                 f"{_RING_WINDOW_BYTES:,}-byte audio buffer and writes the decision (one read "
+                 "and one write of the window in SRAM). How long does the input pass take at "
+                 "256 million INT8 operations a second, and what does a window cost?",
             "B": "Weights live in 1 MiB of flash, windows and activations in 192 KiB of SRAM. "
                  "How many windows can be in flight?",
             "C": "Windows arrive on a fixed clock. Batching them waits for the next window -- "

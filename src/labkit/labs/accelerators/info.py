@@ -24,8 +24,9 @@ INFO = LabInfo(
                   "above the peak roofline.",
                   "Size a fleet on three axes (weights, KV headroom, TPOT throughput), name "
                   "the one that binds and the paper's first lever for it.",
-                  "Choose TP x CP x PP x DP from the symptom, see what each axis sends on "
-                  "which link, and when to stop adding it.",
+                  "Choose tensor, context, pipeline and data parallelism (TP x CP x PP x "
+                  "DP) from the symptom, see what each axis sends on which link, and when to "
+                  "stop adding it.",
                   "Meet the target with the fewest devices, every constraint at once."),
         "handheld": ("Place on-device decode on the roofline: B*, L* and why a phone is "
                      "memory-bound.",

@@ -1,0 +1,113 @@
+"""Every graded exercise, recomputed in-process: the instructor's solution run on the
+notebook's own data passes the hidden test (which recomputes with labkit), a wrong answer
+fails it, the answer needs the physics (it is not 0 or 1 by construction) and it uses the
+same numbers -- the same roofline mode -- as the part it follows."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from labkit import grading
+from labkit.course.build import load_spec
+from labkit.labs import LABS
+from labkit.physics import edge
+from labkit.plans.design import DESIGN_MODE, VEHICLE_LAYOUTS, cameras_and_fps, vehicle_frame
+from labkit.tracks import BUILTIN_TRACKS, get_track
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACK_IDS = [t.id for t in BUILTIN_TRACKS]
+CASES = [(lab, track, part) for lab in LABS for track in TRACK_IDS for part in "ABCD"]
+
+
+@cache
+def _spec(lab: str):
+    return load_spec(ROOT, LABS[lab])
+
+
+def _run(lab: str, track: str, part: str, answer: object = None) -> dict[str, object]:
+    """Data, then the solution (or ``answer``), then the visible and hidden tests."""
+    ex = _spec(lab).EXERCISES[part](get_track(track))
+    ns: dict[str, object] = {k: getattr(grading, k) for k in dir(grading)
+                             if k.startswith("expect_")}
+    exec(ex.data, ns)
+    exec(ex.solution, ns)
+    if answer is not None:
+        ns[ex.name] = answer
+    exec(ex.visible, ns)
+    exec(ex.hidden, ns)
+    return ns
+
+
+@pytest.mark.parametrize(("lab", "track", "part"), CASES)
+def test_solution_passes_and_is_not_trivial(lab, track, part):
+    ex = _spec(lab).EXERCISES[part](get_track(track))
+    got = _run(lab, track, part)[ex.name]
+    if isinstance(got, dict):
+        return
+    assert isinstance(got, (int, float)) and math.isfinite(got)
+    assert got not in (0, 1), f"{lab} {part} on {track}: the answer {got!r} needs no physics"
+
+
+@pytest.mark.parametrize(("lab", "track", "part"), CASES)
+def test_a_wrong_answer_fails(lab, track, part):
+    ex = _spec(lab).EXERCISES[part](get_track(track))
+    right = _run(lab, track, part)[ex.name]
+    if isinstance(right, dict):  # break the served range (Lab 1) or the extra requirement
+        broken = {"rate_per_s": 1e9, "kv_bits": 8, "split": "raw", "layout": "cameras"}
+        wrong: object = {**right, **{k: v for k, v in broken.items() if k in right}}
+    elif isinstance(right, int):
+        wrong = right + 1
+    else:
+        wrong = right * 1.5
+    with pytest.raises((AssertionError, Exception)):
+        _run(lab, track, part, wrong)
+
+
+def test_lab2_vehicle_exercises_use_part_b_and_c_physics():
+    t = get_track("robotaxi")
+    frame_s, over = vehicle_frame(t, t.weight_bits)  # Part B / C: the design mode
+    assert DESIGN_MODE == "achievable"
+    b = _run("lab2", "robotaxi", "B")
+    assert b["FRAME_S"] == pytest.approx(frame_s, rel=1e-12)
+    c = _run("lab2", "robotaxi", "C")
+    n, _ = cameras_and_fps(t)
+    x = c["answer_C"] / 1e3
+    single = float(edge.worst_latency(frame_s, over, n, "single"))
+    split = float(edge.worst_latency(frame_s, over, n, "cameras", link_bytes_per_s=1.0,
+                                     link_latency_s=x, frame_bytes=0.0))
+    assert split == pytest.approx(single, rel=1e-6)  # the second SoC's inference counted
+    assert x > frame_s > 0  # longer than a frame: "transfer < local compute" would say < t
+    d = _spec("lab2").exercise_d(t)
+    assert f"DESIGN_CHOICES_D = {{'layout': {VEHICLE_LAYOUTS!r}}}" in d.data
+    for bad in ("SINGLE", "two_socs", "one SoC"):
+        ns = _run("lab2", "robotaxi", "D")
+        ns["design_D"] = {**ns["design_D"], "layout": bad}
+        with pytest.raises(AssertionError):
+            exec(d.visible, ns)
+
+
+def test_lab2_lm_capacity_uses_the_achievable_roofline():
+    ex = _spec("lab2").exercise_b(get_track("cloud_fleet"))
+    assert f'mode="{DESIGN_MODE}"' in ex.hidden and "OVERHEAD_S" in ex.data
+
+
+@pytest.mark.parametrize("track", ["oura_ring", "robotaxi"])
+def test_cnn_tracks_choose_no_kv_precision(track):
+    t = get_track(track)
+    d1 = _spec("lab1").exercise_d(t)
+    assert "kv_bits" not in d1.solution and "kv_bits" not in d1.visible
+    assert "kv_bits" not in _spec("lab2").exercise_d(t).solution
+
+
+def test_ring_batching_question_needs_the_batch_table():
+    t = get_track("oura_ring")
+    ns = _run("lab1", "oura_ring", "C")
+    table = ns["BATCH_MS"]
+    assert 1 / t.demand_rate_per_s > t.slo_s  # the old question's answer was 1 by wait alone
+    b = max(k for k in range(2, len(table) + 1) if table[k - 1] < t.slo_s * 1e3)
+    assert ns["answer_C"] == pytest.approx((b - 1) / (t.slo_s - table[b - 1] / 1e3))
+    assert ns["answer_C"] > t.demand_rate_per_s
