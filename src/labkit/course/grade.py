@@ -3,15 +3,16 @@
 Built on nbgrader, not beside it: each submission is graded by nbgrader's own
 ``Autograde`` (in :mod:`labkit.course.worker`) in a job folder of its own, against a
 snapshot of the gradebook, with its kernel in :mod:`labkit.course.sandbox`. This process
-is the **only writer** of the course's SQLite gradebook: it merges each result through
-nbgrader's ``Gradebook`` API, one submission per transaction, then appends a line to a
-journal (``.labkit/grade_journal.jsonl``). Killed at any point and started again, it skips
+is the **only writer** of the course's gradebook, SQLite or PostgreSQL
+(:mod:`labkit.course.gradebook`): it merges each result through nbgrader's ``Gradebook``
+API, one submission per transaction, then appends a line to a journal
+(``.labkit/grade_journal.jsonl``). Killed at any point and started again, it skips
 what the journal *and* the gradebook both show as graded from the same files, and grades
 the rest; a submission merged twice gets the same values, never a second row.
 
-Work runs on a local pool of worker processes (default: one per core) or on an existing
-Dask cluster (``scheduler="tcp://host:port"``); the job folders travel as tar archives, so
-Dask workers need labkit but no shared file system.
+Work runs on a local pool of worker processes (default: one more than the cores) or on an
+existing Dask cluster (``scheduler="tcp://host:port"``); the job folders travel as tar
+archives, so Dask workers need labkit but no shared file system.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import queue
 import re
 import shutil
 import signal
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -41,6 +41,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from labkit.course.gradebook import (
+    GradeError,
+    check_gradebook,
+    is_graded,
+    open_gradebook,
+    shown,
+    snapshot_gradebook,
+    write_result,
+    writer_lock,
+)
 from labkit.course.sandbox import fresh_uid
 from labkit.course.worker import RESULT, end_job, ensure_bin_on_path
 
@@ -50,10 +60,6 @@ if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import tak
 GRADER_VERSION = "labkit-grade-1"
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
 NOTES_FILE = "labkit_grading.json"
-
-
-class GradeError(RuntimeError):
-    """The grading run cannot start (missing assignment, no sandbox, bad option)."""
 
 
 @dataclass(frozen=True)
@@ -148,45 +154,6 @@ class GradeReport:
         return "\n".join(lines)
 
 
-# -- gradebook ----------------------------------------------------------------------------
-
-def _sqlite_path(db_url: str) -> Path:
-    if not db_url.startswith("sqlite:///"):
-        raise GradeError(f"db_url must be a sqlite:/// URL (the snapshot is a file copy), "
-                         f"got {db_url!r}")
-    return Path(db_url[len("sqlite:///"):])
-
-
-def snapshot_gradebook(db_url: str, dest: Path) -> Path:
-    """Copy the gradebook without any student or grade: what a job may see."""
-    src = sqlite3.connect(_sqlite_path(db_url))
-    out = sqlite3.connect(dest)
-    with out:
-        src.backup(out)
-    src.close()
-    with out:
-        for table in ("comment", "grade", "submitted_notebook", "submitted_assignment",
-                      "student"):
-            out.execute(f"DELETE FROM {table}")
-    out.execute("VACUUM")
-    out.close()
-    return dest
-
-
-def _check_assignments(db_url: str, course_id: str, assignments: Sequence[str]) -> None:
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(db_url, course_id) as gb:
-        for name in assignments:
-            try:
-                gb.find_assignment(name)
-            except MissingEntry:
-                known = ", ".join(sorted(a.name for a in gb.assignments)) or "none"
-                raise GradeError(f"assignment {name!r} is not in the gradebook {db_url} "
-                                 f"(known: {known}); run `nbgrader generate_assignment "
-                                 f"{name}` first") from None
-
-
 # -- journal ------------------------------------------------------------------------------
 
 def read_journal(root: Path) -> dict[tuple[str, str], dict]:
@@ -224,17 +191,6 @@ def fingerprint(submission: Path, release: Path) -> str:
             elif path.is_file():
                 h.update(rel.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
-
-
-def _already_graded(gb: Gradebook, assignment: str, student: str) -> bool:
-    from nbgrader.api import MissingEntry
-
-    try:
-        sub = gb.find_submission(assignment, student)
-    except MissingEntry:
-        return False
-    grades = [g for nb in sub.notebooks for g in nb.grades if g.cell.cell_type == "code"]
-    return bool(grades) and all(g.auto_score is not None for g in grades)
 
 
 # -- jobs ---------------------------------------------------------------------------------
@@ -468,12 +424,6 @@ def _install_autograded(root: Path, job: _Job, result: dict) -> None:
 
 def _merge(gb: Gradebook, root: Path, job: _Job, result: dict) -> Outcome:
     """Write one graded result into the course gradebook (nbgrader API), then journal it."""
-    with warnings.catch_warnings():  # nbgrader's own autoflush chatter (SAWarning)
-        warnings.simplefilter("ignore")
-        return _merge_quiet(gb, root, job, result)
-
-
-def _merge_quiet(gb: Gradebook, root: Path, job: _Job, result: dict) -> Outcome:
     t0 = time.perf_counter()
     findings = result.get("findings", [])
     flagged = any(f.get("flag") for f in findings)
@@ -483,29 +433,10 @@ def _merge_quiet(gb: Gradebook, root: Path, job: _Job, result: dict) -> Outcome:
                        error=result.get("error", "unknown error"),
                        seconds=result.get("seconds", 0.0))
     _install_autograded(root, job, result)
-    gb.update_or_create_student(job.student)
-    stamp = result.get("timestamp")
-    kwargs = {"timestamp": datetime.fromisoformat(stamp)} if stamp else {}
-    gb.update_or_create_submission(job.assignment, job.student,
-                                   **kwargs)
-    score = max_score = 0.0
-    for nb_name, nb in result["notebooks"].items():
-        snb = gb.find_submission_notebook(nb_name, job.assignment,
-                                          job.student)
-        snb.late_submission_penalty = nb["late_penalty"]
-        snb.flagged = flagged  # nbgrader's "flag for review", shown in the formgrader
-        for gid, g in nb["grades"].items():
-            grade = gb.find_grade(gid, nb_name, job.assignment, job.student)
-            grade.auto_score = g["auto_score"]
-            grade.needs_manual_grade = bool(g["needs_manual_grade"]
-                                            or grade.manual_score is not None)
-            if g["cell_type"] == "code":
-                score += g["auto_score"] or 0.0
-                max_score += g["max_score"] or 0.0
-        for gid, text in nb["comments"].items():
-            gb.find_comment(gid, nb_name, job.assignment,
-                            job.student).auto_comment = text
-    gb.db.commit()
+    score, max_score = write_result(gb, job.assignment, job.student, result, flagged)
+    with warnings.catch_warnings():  # nbgrader's own autoflush chatter (SAWarning)
+        warnings.simplefilter("ignore")
+        gb.db.commit()
     timings = dict(result.get("timings", {}))
     timings["merge"] = time.perf_counter() - t0
     _append_journal(root, {"assignment": job.assignment, "student": job.student,
@@ -541,10 +472,7 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
     if not assignments:
         raise GradeError("no assignment to grade")
     ensure_bin_on_path()
-    if not _sqlite_path(db_url).exists():
-        raise GradeError(f"no gradebook at {db_url}: run `nbgrader generate_assignment "
-                         f"{assignments[0]}` (and release/collect) first")
-    _check_assignments(db_url, course_id, assignments)
+    check_gradebook(db_url, course_id, assignments)
     isolation = "off (--no-isolation)"
     if options.isolate:
         from labkit.course.sandbox import describe, probe
@@ -558,7 +486,9 @@ def grade(root: Path, assignments: Sequence[str], *, db_url: str | None = None,
         isolation = describe(why)
     lock = _lock(root)
     try:
-        return _grade_locked(root, assignments, db_url, course_id, options, log, isolation)
+        with writer_lock(db_url, course_id):
+            return _grade_locked(root, assignments, db_url, course_id, options, log,
+                                 isolation)
     finally:
         lock.close()
 
@@ -588,8 +518,6 @@ def _lock(root: Path) -> IO[str]:
 def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id: str,
                   options: GradeOptions, log: Callable[[str], None] | None,
                   isolation: str) -> GradeReport:
-    from nbgrader.api import Gradebook
-
     start = time.perf_counter()
     pairs = collected(root, assignments)
     journal = {} if options.force else read_journal(root)
@@ -600,13 +528,13 @@ def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id
     try:
         snapshot = snapshot_gradebook(db_url, run_dir / "snapshot.db")
         jobs: list[_Job] = []
-        with Gradebook(db_url, course_id) as gb:
+        with open_gradebook(db_url, course_id) as gb:
             for n, (assignment, student) in enumerate(pairs):
                 fp = fingerprint(root / "submitted" / student / assignment,
                                  root / "release" / assignment)
                 entry = journal.get((assignment, student))
                 if (entry and entry.get("fingerprint") == fp and entry.get("status") == "graded"
-                        and _already_graded(gb, assignment, student)):
+                        and is_graded(gb, assignment, student)):
                     outcomes.append(Outcome(assignment, student, "skipped",
                                             entry.get("score", 0.0), entry.get("max_score", 0.0),
                                             tuple(entry.get("findings", ()))))
@@ -615,14 +543,15 @@ def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id
                                       options, course_id, fp))
         skipped = len(outcomes)
         if log:
-            log(f"grading {len(jobs)} submission(s) ({len(outcomes)} already graded) with "
+            log(f"grading {len(jobs)} submission(s) ({len(outcomes)} already graded) into "
+                f"{shown(db_url)} with "
                 f"{options.scheduler or f'{options.pool_size} local worker(s)'}")
         bar = None
         if options.progress and jobs and sys.stderr.isatty():
             from tqdm import tqdm
 
             bar = tqdm(total=len(jobs), unit="submission", file=sys.stderr)
-        with Gradebook(db_url, course_id) as gb:
+        with open_gradebook(db_url, course_id) as gb:
             def on_done(job: _Job) -> None:
                 try:
                     result = json.loads((job.folder / RESULT).read_text())
