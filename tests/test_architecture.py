@@ -48,6 +48,8 @@ HIDDEN_TEST_LAYERS = ("core", "registries", "physics", "tracks", "plans", "gradi
 SHARED_CONSTANTS = {
     "PRECISIONS": "labkit.core.grids",
     "PARTS": "labkit.labs.parts",
+    "PREDICTION_POINTS": "labkit.labs.parts",
+    "CHECKPOINT_POINTS": "labkit.labs.parts",
     "BITS_PER_BYTE": "labkit.core.units",
     "MS_PER_S": "labkit.core.units",
     "SECONDS_PER_HOUR": "labkit.core.units",

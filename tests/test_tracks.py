@@ -452,3 +452,23 @@ def test_tracks_file_is_all_or_nothing(tmp_path):
     with pytest.raises(ValueError, match=r"spec 1.*batch_size"):
         load_tracks_file(path)
     assert "fleet_8k" not in TRACKS and "x2" not in TRACKS
+
+
+# -- the words a track's widgets use ---------------------------------------------------------
+
+def test_each_track_names_its_state_holder_and_replica():
+    words = {t: (TRACKS[t].state_noun, TRACKS[t].replica_noun) for t in TRACKS}
+    assert words["cloud_fleet"] == ("session", "replica")
+    assert words["iphone"] == ("session", "phone")
+    assert words["oura_ring"] == ("window in flight", "ring")
+    assert words["robotaxi"] == ("frame in flight", "perception stack")
+    for t in TRACKS.values():
+        assert t.state_nouns != t.state_noun and t.replica_nouns != t.replica_noun
+        assert t.can_add_replicas == (t.max_replicas is None or t.max_replicas > 1)
+    assert not TRACKS["oura_ring"].can_add_replicas and TRACKS["robotaxi"].can_add_replicas
+
+
+def test_a_blank_vocabulary_word_is_refused_by_name():
+    from labkit.tracks.base import track_with
+    with pytest.raises(ValueError, match="state_noun"):
+        track_with(TRACKS["oura_ring"], state_noun=" ")

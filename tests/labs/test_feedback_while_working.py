@@ -222,7 +222,8 @@ def test_the_widget_says_what_a_commit_is_worth_from_the_scaffold_s_points(lab1)
         if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
             found[node.targets[0].id] = ast.literal_eval(node.value) \
                 if isinstance(node.value, ast.Constant) else None
-        elif isinstance(node, ast.ImportFrom) and node.module == "labkit.labs.common":
+        elif isinstance(node, ast.ImportFrom) and node.module in ("labkit.labs.common",
+                                                                   "labkit.labs.parts"):
             found.update({a.name: globals()[a.name] for a in node.names})
     assert found["PREDICTION_POINTS"] == PREDICTION_POINTS
     assert found["CHECKPOINT_POINTS"] == CHECKPOINT_POINTS

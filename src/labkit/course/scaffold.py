@@ -20,14 +20,12 @@ from nbformat import NotebookNode
 from labkit.core.format import fmt_count, format_bytes
 from labkit.course import cells as c
 from labkit.labs.info import LabInfo
+from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.roofline import balance_context, critical_batch
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track
-
-PREDICTION_POINTS = 1
-CHECKPOINT_POINTS = 1
 
 
 @dataclass(frozen=True)

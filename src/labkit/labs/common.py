@@ -5,7 +5,8 @@ live exploration (controls, readout, callouts, figures) -> reveal -> math peek -
 checkpoint. :class:`LabPart` builds that skeleton once; a lab subclasses it per part and
 fills in the hooks (``_setup``, ``_hook``, ``_prediction_spec``, ``_checkpoint_spec``,
 ``_reveal_body`` and the refresh steps). The prediction and checkpoint say what committing
-earns (:data:`PREDICTION_POINTS` / :data:`CHECKPOINT_POINTS`) and re-run the notebook's
+earns (:data:`~labkit.labs.parts.PREDICTION_POINTS` /
+:data:`~labkit.labs.parts.CHECKPOINT_POINTS`) and re-run the notebook's
 self-check (:func:`labkit.grading.expect_committed`) on every commit; every figure is shown
 under its title-and-legend header (:func:`labkit.ui.framed`).
 
@@ -34,7 +35,7 @@ from labkit import ui as lw
 from labkit.core.answers import AnswerEntry, AnswerValue
 from labkit.core.format import plain, plain_dict
 from labkit.grading import expect_committed
-from labkit.labs.parts import PARTS
+from labkit.labs.parts import CHECKPOINT_POINTS, PARTS, PREDICTION_POINTS
 from labkit.tracks import Track
 
 if TYPE_CHECKING:
@@ -47,12 +48,6 @@ Settings = Mapping[str, Any]
 
 ALL = "*"
 """A dependency on every control (for :func:`depends_on` / :func:`computed`)."""
-
-PREDICTION_POINTS = 1
-"""Completion credit of a committed prediction: the points of the ``*-predict-done`` test
-cell of every part (``labkit.course.scaffold.PREDICTION_POINTS`` must equal it)."""
-CHECKPOINT_POINTS = 1
-"""Completion credit of a committed checkpoint (``labkit.course.scaffold``'s, likewise)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _DEPS_ATTR = "__labkit_depends_on__"

@@ -1,3 +1,15 @@
-"""The part letters every lab uses, in order (a lab concept; tracks key their hooks by them)."""
+"""What every lab part shares without widgets: its letters and what committing earns.
+
+:data:`PARTS` are the part letters every lab uses, in order (tracks key their hooks by
+them). :data:`PREDICTION_POINTS` / :data:`CHECKPOINT_POINTS` are the completion credit of a
+committed prediction / checkpoint: the widgets say it (:mod:`labkit.labs.common`) and the
+course's ``*-predict-done`` / ``*-checkpoint-done`` cells grade it
+(:mod:`labkit.course.scaffold`), both from here.
+"""
 
 PARTS = ("A", "B", "C", "D")
+
+PREDICTION_POINTS = 1
+"""Points of a committed prediction (right or wrong): completion credit."""
+CHECKPOINT_POINTS = 1
+"""Points of a committed checkpoint answer (right or wrong): completion credit."""

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
 from labkit.core import validation as v
+from labkit.core.format import format_bytes
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.batching import (
     DEFAULT_REQUESTS,
@@ -58,6 +59,29 @@ def track_capacity(track: str | Track, *, context_tokens: object = None,
                           else reserve_fraction),
         state_bytes_per_request=None if tr.is_transformer else tr.state_bytes_per_request,
     )
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """``1 window in flight``, ``4 windows in flight``: a count with the right noun."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def state_reason(tr: Track, cap: StateCapacity) -> str:
+    """Why ``cap`` holds what it holds, in the track's words (a language model's is the
+    physics' own sentence, about sessions)."""
+    if tr.is_transformer:
+        return cap.reason
+    per, free = format_bytes(cap.bytes_per_session), format_bytes(cap.free_bytes)
+    if cap.weight_bytes > cap.weight_limit_bytes:
+        return (f"OOM: weights ({format_bytes(cap.weight_bytes)}) exceed "
+                f"{cap.weight_location} ({format_bytes(cap.weight_limit_bytes)}) on "
+                f"{cap.devices} device(s)")
+    if cap.oom:
+        return f"OOM: weights fit, but one {tr.state_noun} ({per}) exceeds the {free} left"
+    where = ("in SRAM, weights in flash" if cap.weight_location == "flash"
+             else "beside the weights")
+    return (f"{counted(cap.max_sessions, tr.state_noun, tr.state_nouns)} of {per} fit in "
+            f"{free} {where} ({format_bytes(cap.weight_bytes)})")
 
 
 # -- serving plan --------------------------------------------------------------------------
@@ -174,7 +198,7 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
                          baseline_daily_cost=baseline)
     if cap.oom:
         return ServingPlan(
-            **common, batch_size=0, feasible=False, reason=cap.reason,
+            **common, batch_size=0, feasible=False, reason=state_reason(tr, cap),
             replica_capacity_requests_per_s=0.0, replicas=0, total_devices=0,
             exceeds_max_replicas=False, replica_arrival_rate_per_s=0.0, utilisation=0.0,
             policy_result=None, daily_cost=None, cost_per_event=None,
@@ -198,7 +222,8 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
     daily = _daily_cost(tr, replicas * dev, utilisation)
     events = demand * tr.active_hours_per_day * SECONDS_PER_HOUR
     ratio = None if not baseline else daily / baseline
-    reason = (f"{replicas} replica(s) of {dev} device(s), {slots} slot(s) each, at "
+    reason = (f"{counted(replicas, tr.replica_noun, tr.replica_nouns)} of {dev} device(s), "
+              f"{slots} slot(s) each, at "
               f"utilisation {utilisation:.3g}")
     if exceeds:
         reason += f"; demand needs more than the {tr.max_replicas} device(s) available"
@@ -301,7 +326,7 @@ def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
     cap = p.capacity
     needed = cap.bytes_per_session + (cap.weight_bytes if cap.weight_location == "memory"
                                       else 0.0)
-    mem_detail = cap.reason
+    mem_detail = state_reason(tr, cap)
     if cap.weight_location == "flash":
         mem_detail += (f"; weights {cap.weight_bytes:,.0f} B in flash of "
                        f"{cap.weight_limit_bytes:,.0f} B")
@@ -319,7 +344,7 @@ def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
         if tr.ttft_slo_s is not None:
             detail += f"; p99 TTFT {r.ttft_p99_s:.3g} s vs {tr.ttft_slo_s:.3g} s"
         if not r.stable:
-            detail += "; the replica is overloaded (queue grows)"
+            detail += f"; the {tr.replica_noun} is overloaded (queue grows)"
         checks.append(GuardrailCheck("slo", r.slo_met, r.slo_value_s, tr.slo_s, "s", detail))
 
     loss = quality_loss(tr, p.weight_bits)

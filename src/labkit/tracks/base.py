@@ -96,6 +96,9 @@ class Track:
     slo_kind: "tpot" (slo_s = p99 time per output token, s) or "deadline" (slo_s = latency
     per inference, s, checked at quantile ``slo_quantile``; 1.0 = a hard deadline).
     state_bytes_per_request: bytes one live session (KV) or in-flight input holds.
+    state_noun / state_nouns, replica_noun / replica_nouns: the words the widgets use for
+    one (and several) live state holders and replicas ("session", "frame in flight";
+    "replica", "SoC"). input_noun: what one inference handles, plural ("frames").
     weight_bits / kv_bits: default storage precisions. quality_loss_pct: estimated quality
     loss per weight precision (bits -> % points); precisions losing more than
     ``max_quality_loss_pct`` are below the floor ``min_weight_bits``.
@@ -147,11 +150,22 @@ class Track:
     sources: Mapping[str, str]
     # what one inference handles, plural, for units ("frames/s"); tokens for a transformer
     input_noun: str = "inferences"
+    # the track's words for one live state holder (a session with its KV cache; a window or
+    # frame in flight) and for one replica (a serving replica; the phone, ring or SoC)
+    state_noun: str = "session"
+    state_nouns: str = "sessions"
+    replica_noun: str = "replica"
+    replica_nouns: str = "replicas"
 
     @property
     def output_unit(self) -> str:
         """What throughput counts: ``tokens`` for a language model, else ``input_noun``."""
         return "tokens" if self.is_transformer else self.input_noun
+
+    @property
+    def can_add_replicas(self) -> bool:
+        """Whether the deployment can scale out: no replica cap, or a cap above one."""
+        return self.max_replicas is None or self.max_replicas > 1
 
     @property
     def is_transformer(self) -> bool:
@@ -222,7 +236,8 @@ _NON_NEGATIVE = ("setup_cost", "output_tokens_cv", "window_bytes", "max_quality_
                  "batch_timeout_s", "scheduler_overhead_s")
 _COUNTS = ("horizon_days", "devices_per_replica", "batch_size", "arrival_streams")
 _PRECISIONS = ("weight_bits", "kv_bits", "min_kv_bits")
-_OPTIONAL = ("input_noun",)  # fields with a default
+_OPTIONAL = ("input_noun", "state_noun", "state_nouns", "replica_noun",
+             "replica_nouns")  # fields with a default
 
 
 def _check_inputs(kw: Mapping[str, Any]) -> None:

@@ -48,7 +48,7 @@ IPHONE = make_track(
     active_hours_per_day=24.0, horizon_days=365,
     slo_kind="tpot", slo_s=0.050, slo_quantile=0.99, ttft_slo_s=1.0,
     prompt_tokens=1024, output_tokens=256, output_tokens_cv=0.8,
-    sensor_window=None, window_bytes=0.0,
+    sensor_window=None, window_bytes=0.0, replica_noun="phone", replica_nouns="phones",
     devices_per_replica=1, max_replicas=1, price_per_device_hour=None,
     weight_bits=4, kv_bits=16,
     quality_loss_pct={32: 0.0, 16: 0.0, 8: 0.5, 4: 2.5}, max_quality_loss_pct=3.0,

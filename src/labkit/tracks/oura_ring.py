@@ -45,7 +45,8 @@ OURA_RING = make_track(
     active_hours_per_day=24.0, horizon_days=365,
     slo_kind="deadline", slo_s=0.200, slo_quantile=0.99, ttft_slo_s=None,
     prompt_tokens=None, output_tokens=None, output_tokens_cv=0.0,
-    input_noun="windows",
+    input_noun="windows", state_noun="window in flight", state_nouns="windows in flight",
+    replica_noun="ring", replica_nouns="rings",
     sensor_window="1 s of 16 kHz 16-bit microphone audio (32,000 bytes) -> 49x10 "
                   "MFCC features; a new window every second",
     window_bytes=float(_RING_WINDOW_BYTES),

@@ -23,7 +23,9 @@ ROBOTAXI = make_track(
     active_hours_per_day=20.0, horizon_days=365,
     slo_kind="deadline", slo_s=0.020, slo_quantile=1.0, ttft_slo_s=None,
     prompt_tokens=None, output_tokens=None, output_tokens_cv=0.0,
-    input_noun="frames",
+    input_noun="frames", state_noun="frame in flight", state_nouns="frames in flight",
+    replica_noun="perception stack",
+    replica_nouns="perception stacks",
     sensor_window="one 640x640 RGB camera frame (1,228,800 bytes) from each of 8 "
                   "unsynchronised cameras at 30 fps",
     window_bytes=float(_FRAME_BYTES),

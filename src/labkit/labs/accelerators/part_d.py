@@ -406,9 +406,20 @@ class PartD(Part):
                 f"<div>Yours: <b>{'feasible' if r['feasible'] else 'infeasible'}</b> with "
                 f"{r['devices']} device(s).</div>"
                 "<div style='color:#5d6d7e'>Why: each constraint alone is easy; together they "
-                "pin the design. The cheapest feasible design usually lowers precision to the "
-                "quality floor, because fewer bytes per weight and per token relax memory, "
-                "latency and energy at once.</div>")
+                f"pin the design.{self._precision_why()}</div>")
+
+    def _precision_why(self) -> str:
+        """Where labkit's best design puts the weight precision, against the quality floor
+        (computed from the reference design; per token only where there are tokens)."""
+        ref, tr = self.reference, self.track
+        if ref is None or "weight_bits" not in ref.config:
+            return ""
+        bits, floor = int(ref.config["weight_bits"]), tr.min_weight_bits
+        if bits != floor:
+            return f" labkit's best design keeps {bits}-bit weights, above the {floor}-bit floor."
+        per = "per weight and per token" if tr.is_transformer else "per weight"
+        return (f" labkit's best design lowers the weights to the quality floor ({floor}-bit): "
+                f"fewer bytes {per} relax memory, latency and energy at once.")
 
     def takeaway(self) -> str:
         r = self.results

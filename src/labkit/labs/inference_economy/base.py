@@ -96,6 +96,15 @@ def event_noun(tr: Track) -> str:
     return "request" if tr.is_transformer else "inference"
 
 
+def arrivals_advice(tr: Track) -> str:
+    """How to lower the load on one replica: add replicas only where the track can."""
+    if tr.can_add_replicas:
+        return f"lower the arrivals per {tr.replica_noun} (add {tr.replica_nouns})"
+    fewer = "requests" if tr.is_transformer else tr.input_noun
+    return (f"lower the arrivals on the {tr.replica_noun} (it cannot scale out: process "
+            f"fewer {fewer})")
+
+
 def cost_basis(tr: Track) -> str:
     """How Part A's cost per event is counted: rented devices at the track's batch, owned
     devices one event at a time (the release plan's batched figure is Part D's)."""

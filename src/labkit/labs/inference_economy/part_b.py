@@ -21,6 +21,8 @@ from labkit.physics.kvcache import weight_bytes
 from labkit.physics.memory import StateCapacity, state_capacity
 from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
 from labkit.plans.serving import (
+    counted,
+    state_reason,
     track_capacity,
 )
 from labkit.registries.hardware import get_hardware
@@ -72,22 +74,33 @@ class PartB(Part):
             self.act_bytes = {b: float(cnn_inference_time(self.hw, self.model, b, 1).bytes_moved)
                               - weight_bytes(self.model, b) for b in PRECISIONS}
             self.grid = list(range(1, MAX_WINDOWS + 1))
-            c["windows"] = lw.int_control("Sensor windows held per session", 1, 1, MAX_WINDOWS)
+            c["windows"] = lw.int_control(self._held_label.capitalize(), 1, 1, MAX_WINDOWS)
         if self.max_dev > 1:
-            c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev)
+            c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev,
+                                              f"Devices per {tr.replica_noun}")
+
+    @property
+    def _held_label(self) -> str:
+        """What the CNN's windows control counts: the input one inference holds."""
+        return f"{self.track.input_noun} of input per inference"
+
+    def _count(self, n: int) -> str:
+        """``4 sessions``, ``1 frame in flight``: a count of the track's state holders."""
+        return counted(n, self.track.state_noun, self.track.state_nouns)
 
     def _setup_memory_chart(self) -> None:
         mem_max = self.hw.usable_memory_bytes * self.max_dev
         self.scale, self.unit = unit_scale(mem_max)
-        cats = ["weights + 1 session"]
+        tr = self.track
+        cats = [f"weights + 1 {tr.state_noun}"]
         if self.slots > 1:
             cats.append(f"weights + {self.slots} batch slots")
-        cats.append("weights + max sessions")
+        cats.append(f"weights + max {tr.state_nouns}")
         self.cats = cats
         bx = lw.make_scale("ordinal")
         by = lw.make_scale("linear", 0.0, 1.0)
         self.mem_y = by
-        state_name = "KV cache" if self.is_lm else "windows + activations"
+        state_name = "KV cache" if self.is_lm else f"{tr.input_noun} + activations"
         self.m_mem = lw.bar_mark(cats, np.zeros((3, len(cats))), bx, by,
                                  colors=[lw.PALETTE["blue"], lw.PALETTE["orange"],
                                          lw.PALETTE["light"]],
@@ -95,12 +108,13 @@ class PartB(Part):
         self.m_cap = lw.hline_mark(0.0, by, color=lw.PALETTE["red"])
         where = "memory" if self.default_cap.weight_location == "memory" else "SRAM"
         self.figures["memory"] = lw.figure(
-            [self.m_mem, self.m_cap], bx, by, x_label="what the replica holds",
+            [self.m_mem, self.m_cap], bx, by, x_label=f"what one {tr.replica_noun} holds",
             y_label=f"{where} ({self.unit})",
             title=f"Weights (blue) + {state_name} (orange) + free (grey) vs usable memory "
                   "(red dashed)", height=300)
 
     def _setup_sessions_chart(self) -> None:
+        tr = self.track
         sx = lw.make_scale("log" if self.is_lm else "linear",
                            float(self.grid[0]), float(self.grid[-1]))
         sy = lw.make_scale("linear", 0.0, 1.0)
@@ -119,9 +133,10 @@ class PartB(Part):
         self.figures["sessions"] = lw.figure(
             [self.m_sess_default, self.m_sess, self.m_slots, self.m_here], sx, sy,
             x_label=("context per session (tokens, log scale)" if self.is_lm
-                     else "sensor windows held per session"),
-            y_label="concurrent sessions that fit",
-            title="Sessions that fit as the state per session grows", legend=True,
+                     else self._held_label),
+            y_label=f"concurrent {tr.state_nouns} that fit",
+            title=f"{tr.state_nouns.capitalize()} that fit as the state per {tr.state_noun} "
+                  "grows", legend=True,
             x_tick_format=".3~s" if self.is_lm else "d", height=280,
             legend_location="top-right")
 
@@ -162,28 +177,34 @@ class PartB(Part):
         tr = self.track
         cap = self.default_cap
         state = (f"{tr.kv_bits}-bit KV cache at {int(tr.context_tokens or 0):,} tokens of "
-                 "context" if self.is_lm else "one sensor window plus its activations")
-        q = (f"{lw.esc(tr.label)}: one replica of {cap.devices} x {lw.esc(self.hw.name)} holds "
-             f"the {tr.weight_bits}-bit weights of {lw.esc(self.model.name)}. With {state} per "
-             "session, how many concurrent sessions fit beside the weights?")
+                 "context" if self.is_lm
+                 else f"{format_bytes(tr.window_bytes)} of input plus its activations")
+        q = (f"{lw.esc(tr.label)}: one {tr.replica_noun} of {cap.devices} x "
+             f"{lw.esc(self.hw.name)} holds the {tr.weight_bits}-bit weights of "
+             f"{lw.esc(self.model.name)}. With {state} per {tr.state_noun}, how many "
+             f"concurrent {tr.state_nouns} fit beside the weights?")
         return q, [
             ("One or none: memory fails almost at once", "one"),
             (f"A few (2-{FEW_MAX}): state is the first wall", "few"),
             (f"Tens ({FEW_MAX + 1}-{MODEST_MAX}): state is visible but not binding", "modest"),
-            (f"Many (more than {MODEST_MAX}): if the weights fit, serving fits", "many"),
+            (f"Many (more than {MODEST_MAX}): if the weights fit, everything fits", "many"),
         ]
 
     def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
-        q = "Once the weights are resident, what decides how many sessions a replica holds?"
-        opts = [("The bytes each live session holds against the memory left after the "
+        tr = self.track
+        one, many = tr.state_noun, tr.state_nouns
+        q = (f"Once the weights are resident, what decides how many {many} one "
+             f"{tr.replica_noun} holds?")
+        opts = [(f"The bytes each live {one} holds against the memory left after the "
                  "weights", "state"),
                 ("The device's peak FLOP/s", "compute"),
-                ("Nothing: if the weights fit, every session fits", "weights_only"),
+                (f"Nothing: if the weights fit, every {one} fits", "weights_only"),
                 ("Only the number of devices, whatever the precision", "devices")]
-        good = ("Right: sessions = floor((memory - weights) / bytes per session). Precision, "
-                "context (or windows held) and devices all act through that ratio.")
-        bad = ("Not quite: sessions = floor((memory - weights) / bytes per session). FLOP/s "
-               "never appears; devices help only by adding memory.")
+        rule = f"{many} = floor((memory - weights) / bytes per {one})"
+        held = "context" if self.is_lm else f"{tr.input_noun} of input"
+        good = (f"Right: {rule}. Precision, {held} and devices all act through that ratio.")
+        bad = (f"Not quite: {rule}. FLOP/s never appears; devices help only by adding "
+               "memory.")
         return q, opts, "state", {v: (good if v == "state" else bad) for _, v in opts}
 
     # -- shared values ---------------------------------------------------------------------
@@ -232,7 +253,7 @@ class PartB(Part):
         tr = self.track
         cap = self._cap(s)
         per, n = cap.bytes_per_session, cap.max_sessions
-        state_name = "KV cache" if self.is_lm else "window + activations"
+        state_name = "KV cache" if self.is_lm else "input + activations"
         self.results = {
             "max_sessions": n, "oom": cap.oom, "bucket": session_bucket(n),
             "bytes_per_session": per, "weight_bytes": cap.weight_bytes,
@@ -244,9 +265,9 @@ class PartB(Part):
         wloc = ("beside them" if cap.weight_location == "memory"
                 else f"in flash ({format_bytes(cap.weight_limit_bytes)})")
         self._set_readout(metric_cards([
-            ("sessions that fit", "OOM" if cap.oom else f"{n:,}",
+            (f"{tr.state_nouns} that fit", "OOM" if cap.oom else f"{n:,}",
              f"bucket: {session_bucket(n)}", lw.PALETTE["red"] if cap.oom else lw.PALETTE["green"]),
-            (f"{state_name} per session", format_bytes(per),
+            (f"{state_name} per {tr.state_noun}", format_bytes(per),
              f"{format_bytes(n * per)} for all of them", lw.PALETTE["orange"]),
             ("weights", format_bytes(cap.weight_bytes), wloc, lw.PALETTE["blue"]),
             ("usable memory", format_bytes(cap.memory_bytes),
@@ -256,27 +277,29 @@ class PartB(Part):
         self._set_callouts(s, cap)
 
     def _set_callouts(self, s: Settings, cap: StateCapacity) -> None:
+        tr = self.track
         n = cap.max_sessions
         levers = ["lower the weight precision"]
         if self.is_lm:
             levers += ["lower the KV precision", "shorten the context"]
         else:
-            levers.append("hold fewer windows per session")
+            levers.append(f"hold fewer {self._held_label}")
         if "devices" in self.controls:
-            levers.append("add devices per replica")
+            levers.append(f"add devices per {tr.replica_noun}")
         recovery = ", ".join(levers)
         self.callouts["oom"].set(
-            cap.oom, "Out of memory: weights + one session do not fit",
-            lw.esc(cap.reason) + ". There is no negative session count: the replica cannot "
-            "serve at all.", recovery)
+            cap.oom, f"Out of memory: weights + one {tr.state_noun} do not fit",
+            lw.esc(state_reason(tr, cap)) + f". There is no negative count of {tr.state_nouns}: "
+            f"the {tr.replica_noun} cannot run at all.", recovery)
         short = (not cap.oom) and n < self.slots
         self.callouts["batch_cap"].set(
             short, f"Memory caps the batch at {n} of {self.slots} slots",
-            f"The scheduler wants {self.slots} concurrent sessions; only {n} fit.", recovery)
+            f"The scheduler wants {self.slots} concurrent {tr.state_nouns}; only {n} fit.",
+            recovery)
         self._set_floor(s, cap)
         nxt = self._next_step(s)
         self.callouts["boundary"].set(
-            (not cap.oom) and not short, f"{n:,} sessions fit",
+            (not cap.oom) and not short, f"{self._count(n)} fit",
             f"{nxt[0].upper()}{nxt[1:]}.")
 
     def floor_peers(self, s: Settings, cap: StateCapacity) -> list[int]:
@@ -303,10 +326,11 @@ class PartB(Part):
         prec = cnn_compute_precision(self.hw, b).upper()
         same = " and ".join(f"{p}-bit" for p in peers)
         self.callouts["floor"].show(
-            f"{b}-bit weights fit the same {cap.max_sessions:,} session(s) as {same}",
+            f"{b}-bit weights fit the same {self._count(cap.max_sessions)} as {same}",
             f"The weights live in flash ({format_bytes(cap.weight_bytes)} of "
-            f"{format_bytes(cap.weight_limit_bytes)}); memory holds each session's windows "
-            f"and activations, {format_bytes(cap.bytes_per_session)}, kept at the {prec} "
+            f"{format_bytes(cap.weight_limit_bytes)}); memory holds the input and "
+            f"activations of each {self.track.state_noun}, "
+            f"{format_bytes(cap.bytes_per_session)}, kept at the {prec} "
             "compute precision whatever the weight precision. So the bars do not move: "
             "only the flash figure does.")
 
@@ -317,42 +341,48 @@ class PartB(Part):
         per, n = cap.bytes_per_session, cap.max_sessions
         w_here = cap.weight_bytes if cap.weight_location == "memory" else 0.0
         x_now = self._x_now(s)
-        unit = "context" if self.is_lm else "windows held"
+        unit = "context" if self.is_lm else f"{tr.input_noun} of input"
+        sub = "session" if self.is_lm else "state"
         per_tex = (f"\\text{{kv\\_bytes\\_per\\_token}} \\times {int(x_now):,} \\times "
                    f"\\text{{TP share}}" if self.is_lm
                    else f"{int(x_now)} \\times {tex_num(tr.window_bytes)} + "
                         f"{tex_num(self.act_bytes[int(s['weight_bits'])])}")
         self.math.update(
-            "<p>Sessions that fit on one replica (weights in "
-            f"{cap.weight_location}):</p>"
-            "$$N = \\left\\lfloor \\frac{M_{\\text{usable}} - W}{S_{\\text{session}}} "
+            f"<p>{tr.state_nouns.capitalize()} that fit on one {tr.replica_noun} (weights "
+            f"in {cap.weight_location}):</p>"
+            "$$N = \\left\\lfloor \\frac{M_{\\text{usable}} - W}"
+            f"{{S_{{\\text{{{sub}}}}}}} "
             f"\\right\\rfloor = \\left\\lfloor \\frac{{{tex_num(cap.memory_bytes)} - "
             f"{tex_num(w_here)}}}{{{tex_num(per)}}} \\right\\rfloor = {n}$$"
-            f"$$S_{{\\text{{session}}}} = {per_tex} = {tex_num(per)}\\ \\text{{bytes}}$$"
+            f"$$S_{{\\text{{{sub}}}}} = {per_tex} = {tex_num(per)}\\ \\text{{bytes}}$$"
             f"<p>The state grows linearly with the {unit}; weights shrink with precision. "
-            "Source: <code>labkit.plans.serving.state_capacity</code>.</p>")
+            "Source: <code>labkit.physics.memory.state_capacity</code>.</p>")
 
     def _next_step(self, s: Settings) -> str:
         x = s["context"] if self.is_lm else s["windows"]
         grid = list(self.grid)
         i = grid.index(x) if x in grid else 0
         if i + 1 >= len(grid):
-            return "this is the largest state per session the controls allow"
+            return (f"this is the largest state per {self.track.state_noun} the controls "
+                    "allow")
         nxt = grid[i + 1]
         n2 = self._capacity(s, nxt).max_sessions
         what = f"{lw.format_tokens(int(nxt))} tokens of context" if self.is_lm \
-            else f"{nxt} windows per session"
-        return f"at {what} only {n2:,} session(s) fit"
+            else f"{nxt} {self._held_label}"
+        return f"at {what} only {self._count(n2)} fit"
 
     def _reveal_body(self) -> str:
+        tr = self.track
         r = self.results
         cap0 = self.default_cap
         return (
             f"<div>{self._prediction_line()}.</div>"
-            f"<div>At the track defaults: {lw.esc(cap0.reason)} → <b>"
+            f"<div>At the track defaults: {lw.esc(state_reason(tr, cap0))} → <b>"
             f"{self.predict.label_for(self._expected)}</b>.</div>"
-            f"<div>With your current settings: <b>{'OOM' if r['oom'] else r['max_sessions']}"
-            f"</b> session(s) (bucket: {r['bucket']}).</div>"
-            "<div style='color:#5d6d7e'>Why: once the weights are resident, every live "
-            "session holds its own state. Memory left after the weights divided by the "
-            "state per session is the concurrency ceiling; FLOP/s never enters.</div>")
+            f"<div>With your current settings: <b>"
+            f"{'OOM' if r['oom'] else self._count(r['max_sessions'])}</b> "
+            f"(bucket: {r['bucket']}).</div>"
+            f"<div style='color:#5d6d7e'>Why: once the weights are resident, every live "
+            f"{tr.state_noun} holds its own state. Memory left after the weights divided by "
+            f"the state per {tr.state_noun} is the concurrency ceiling; FLOP/s never "
+            "enters.</div>")

@@ -17,7 +17,7 @@ from labkit.labs.common import (
     metric_cards,
     pass_mark,
 )
-from labkit.labs.inference_economy.base import SLO_RATIO_MAX, Part, event_noun
+from labkit.labs.inference_economy.base import SLO_RATIO_MAX, Part, arrivals_advice, event_noun
 from labkit.physics.batching import (
     POLICIES,
     POLICY_LABELS,
@@ -49,6 +49,7 @@ class PartC(Part):
     def _setup(self) -> None:
         tr = self.track
         self.is_lm = tr.is_transformer
+        self._ttft = self.is_lm  # a time to first token exists only for a language model
         plan0 = serving_plan(tr, with_baseline=False)
         self.rate0 = plan0.replica_arrival_rate_per_s
         self.slots0 = max(1, plan0.batch_size)
@@ -75,7 +76,7 @@ class PartC(Part):
             c["cv"] = lw.float_control("Output-length spread (CV)", self.cv0, 0.0, 2.5, 0.1)
         if self.max_b > 1:
             c["batch"] = lw.int_control("Batch size / slots", self.slots0, 1, self.max_b)
-        c["rate"] = lw.log_control(f"Arrivals per replica ({noun}s/s)", self.rate0,
+        c["rate"] = lw.log_control(f"Arrivals per {tr.replica_noun} ({noun}s/s)", self.rate0,
                                    self.rate0 / 10, max(self.rate0 * 3, 1.5 * top))
         self.unit = f"{tr.output_unit}/s"
         self._setup_charts(cap_tok)
@@ -90,12 +91,13 @@ class PartC(Part):
         by = lw.make_scale("linear", 0.0, 1.4 * cap_tok)  # headroom for the legend
         self.m_tput = lw.bar_mark(names, np.zeros((2, 4)), bx, by,
                                   colors=[lw.PALETTE["blue"], lw.PALETTE["teal"]],
-                                  labels=["max per replica (saturated)",
+                                  labels=[f"max per {tr.replica_noun} (saturated)",
                                           "delivered at this load"], kind="grouped",
                                   legend=True)
         self.figures["throughput"] = lw.figure(
             [self.m_tput], bx, by, x_label="batching policy",
-            y_label=f"throughput ({self.unit})", title="Throughput per replica", legend=True,
+            y_label=f"throughput ({self.unit})", title=f"Throughput per {tr.replica_noun}",
+            legend=True,
             height=260)
         lx = lw.make_scale("ordinal")
         ly = lw.make_scale("linear", 0.0, SLO_RATIO_MAX)
@@ -109,7 +111,8 @@ class PartC(Part):
         self.figures["latency"] = lw.figure(
             [self.m_lat, self.m_slo], lx, ly, x_label="batching policy",
             y_label=f"tail latency / SLO (capped at {SLO_RATIO_MAX:g})",
-            title=f"{self.metric_name} (and TTFT) against the SLO (dashed: the limit)",
+            title=f"{self.metric_name}{' (and TTFT)' if self._ttft else ''} against the SLO "
+                  "(dashed: the limit)",
             height=260)
         self.m_waste: object | None = None
         # Padding needs outputs of different lengths in one batch: none for one frame or
@@ -137,7 +140,8 @@ class PartC(Part):
     def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
         tr = self.track
         spread = (f"output lengths with CV {self.cv0:g}, " if self.is_lm else "")
-        q = (f"{lw.esc(tr.label)}: one replica with {self.slots0} batch slot(s), {spread}"
+        q = (f"{lw.esc(tr.label)}: one {tr.replica_noun} with {self.slots0} batch slot(s), "
+             f"{spread}"
              f"{fmt_num(self.rate0)} {event_noun(tr)}s/s arriving. Which policy wins: it meets "
              "the SLO with the most capacity (the simpler one when within 5%)?")
         return q, [(POLICY_LABELS[p].capitalize(), p) for p in POLICIES]
@@ -172,14 +176,15 @@ class PartC(Part):
         top = max(passing, key=lambda r: r.capacity_requests_per_s) if passing else win
         failed = [p for p in POLICIES if not cmp.results[p].slo_met]
         return (f"{win.policy} meets the SLO with the most capacity "
-                f"({fmt_num(win.capacity_tokens_per_s)} {self.unit} per replica)"
+                f"({fmt_num(win.capacity_tokens_per_s)} {self.unit} per "
+                f"{self.track.replica_noun})"
                 + (f", within 5% of {top.policy}'s and simpler" if win is not top else "")
                 + (f"; {', '.join(failed)} miss the SLO" if failed else ""))
 
     @staticmethod
     def _load(r: PolicyResult) -> str:
         """Offered load over capacity: a utilisation below 1, an overload above it (the
-        queue then grows without bound, so no percentage of the replica is meaningful)."""
+        queue then grows without bound, so no percentage of the capacity is meaningful)."""
         u = float(r.utilisation)
         return f"{u:.1%}" if u < 1 else f"{u:,.3g}x capacity (overloaded)"
 
@@ -235,12 +240,14 @@ class PartC(Part):
         pad = self.is_lm  # only variable-length outputs are padded
         rows = [[("★ " if p == cmp.winner else "") + p,
                  f"{fmt_num(r.capacity_tokens_per_s)}", f"{fmt_num(r.throughput_tokens_per_s)}",
-                 self._load(r), self._tail(r, r.slo_value_s), self._tail(r, r.ttft_p99_s),
+                 self._load(r), self._tail(r, r.slo_value_s),
+                 *([self._tail(r, r.ttft_p99_s)] if self._ttft else []),
                  *([f"{r.padding_waste:.0%}"] if pad else []), pass_mark(r.slo_met)]
                 for p, r in zip(POLICIES, res, strict=True)]
         self._set_details(html_table(
             ["policy", f"max ({self.unit})", f"delivered ({self.unit})", "load / capacity",
-             self.metric_name, "p99 TTFT", *(["padding"] if pad else []), "SLO"], rows))
+             self.metric_name, *(["p99 TTFT"] if self._ttft else []),
+             *(["padding"] if pad else []), "SLO"], rows))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -260,7 +267,7 @@ class PartC(Part):
                  "without bound")
                 for r in missed)
             self.callouts["slo"].show(
-                title, detail, "lower the arrivals per replica (add replicas), use smaller "
+                title, detail, f"{arrivals_advice(self.track)}, use smaller "
                 "batches or a policy that does not wait for full batches"
                 + (", and continuous batching when lengths vary" if self.is_lm else ""))
         else:
@@ -279,7 +286,8 @@ class PartC(Part):
         gain = co.capacity_tokens_per_s / st.capacity_tokens_per_s - 1.0 \
             if st.capacity_tokens_per_s > 0 else 0.0
         better = (f"continuous batching refills a slot as soon as its sequence ends: "
-                  f"{fmt_num(co.capacity_tokens_per_s)} {self.unit} per replica, "
+                  f"{fmt_num(co.capacity_tokens_per_s)} {self.unit} per "
+                  f"{self.track.replica_noun}, "
                   f"{gain:.0%} more than static" if gain > 0 else
                   "continuous batching refills slots but, at this batch, its scheduler "
                   "overhead costs more than the padding: bucket requests by length")
@@ -289,24 +297,42 @@ class PartC(Part):
             f"Every static batch runs until its longest output ends; the shorter ones hold "
             f"their slots as padding ({waste:.0%} of slot-steps at batch "
             f"{st.batch_size}, CV {cmp.cv_tokens:.1f}). Static capacity: "
-            f"{fmt_num(st.capacity_tokens_per_s)} {self.unit} per replica.", better)
+            f"{fmt_num(st.capacity_tokens_per_s)} {self.unit} per {self.track.replica_noun}.",
+            better)
 
     @depends_on("batch", "rate")
     def _show_math(self, s: Settings) -> None:
         b, rate = self._batch(s), float(s["rate"])
+        times = (f"τ(B) = {fmt_time(float(self.step_all[b - 1]))}, "
+                 f"p(1) = {fmt_time(float(self.prefill_all[0]))}" if self.is_lm else
+                 f"p(B) = {fmt_time(float(self.prefill_all[b - 1]))}, "
+                 f"p(1) = {fmt_time(float(self.prefill_all[0]))}")
         self.math.update(
-            "<p>Saturated capacity of one replica (requests/s), with batch B, step time "
-            "τ(B) and prefill p(B):</p>"
-            "$$\\text{static/dynamic: } \\frac{B}{p(B) + (L_{\\max}-1)\\,\\tau(B)} \\qquad "
-            "\\text{continuous: } \\frac{1}{p(1) + \\bar{L}\\,(\\tau(B)+o)/B}$$"
-            "<p>Padding waste of a static batch: $1 - \\sum_i L_i / (B\\,L_{\\max})$. "
-            "Continuous batching stretches every token by $1/(1-\\lambda\\,p(1))$.</p>"
-            f"<p>Now: B = {b}, λ = {fmt_num(rate)}/s, "
-            f"τ(B) = {fmt_time(float(self.step_all[b - 1]))}, "
-            f"p(1) = {fmt_time(float(self.prefill_all[0]))}, scheduler overhead o = "
+            self._capacity_tex()
+            + f"<p>Now: B = {b}, λ = {fmt_num(rate)}/s, {times}, scheduler overhead o = "
             f"{fmt_time(self.track.scheduler_overhead_s)}, timeout "
             f"{fmt_time(self.track.batch_timeout_s)}. Source: "
             "<code>labkit.physics.batching.compare_policies</code>.</p>")
+
+    def _capacity_tex(self) -> str:
+        """The saturated-capacity formulas in the track's words. A CNN inference is one
+        pass p(B) (the input pass of B inputs plus their B decisions): no output loop, so
+        nothing is padded and continuous batching only adds its overhead o."""
+        tr = self.track
+        head = (f"<p>Saturated capacity of one {tr.replica_noun} ({event_noun(tr)}s/s), with "
+                "batch B, ")
+        if not self.is_lm:
+            return (head + "p(B) the pass of a batch (input pass of B inputs plus their B "
+                    "decisions) and o the scheduler overhead:</p>"
+                    "$$\\text{static/dynamic: } \\frac{B}{p(B)} \\qquad "
+                    "\\text{continuous: } \\frac{B}{p(B) + o}$$"
+                    "<p>Each inference is one pass, so no slot is padded and there is no "
+                    "output loop to refill: continuous batching only adds its overhead.</p>")
+        return (head + "step time τ(B) and prefill p(B):</p>"
+                "$$\\text{static/dynamic: } \\frac{B}{p(B) + (L_{\\max}-1)\\,\\tau(B)} "
+                "\\qquad \\text{continuous: } \\frac{1}{p(1) + \\bar{L}\\,(\\tau(B)+o)/B}$$"
+                "<p>Padding waste of a static batch: $1 - \\sum_i L_i / (B\\,L_{\\max})$. "
+                "Continuous batching stretches every token by $1/(1-\\lambda\\,p(1))$.</p>")
 
     def _reveal_body(self) -> str:
         r = self.results
@@ -314,7 +340,7 @@ class PartC(Part):
         return (
             f"<div>{self._prediction_line()}.</div>"
             f"<div>At the track defaults: <b>{self.predict.label_for(d.winner)}</b>: "
-            f"{lw.esc(d.reason)}.</div>"
+            f"{lw.esc(self._why(d))}.</div>"
             f"<div>With your current settings the winner is <b>{r['winner']}</b>.</div>"
             "<div style='color:#5d6d7e'>Why: static batches wait to fill and pad to the "
             "longest member; dynamic batches cap the wait with a timeout; continuous batching "

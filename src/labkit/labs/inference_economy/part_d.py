@@ -117,7 +117,8 @@ class PartD(Part):
         c["policy"] = lw.choice_control("Scheduler", [(POLICY_LABELS[p], p) for p in POLICIES],
                                         start["policy"])
         if self.max_dev > 1:
-            c["devices"] = lw.devices_control(int(start["devices_per_replica"]), self.max_dev)
+            c["devices"] = lw.devices_control(int(start["devices_per_replica"]), self.max_dev,
+                                              f"Devices per {tr.replica_noun}")
         # The floor is the share a release must serve (duty cycling or routing the rest
         # elsewhere where the track allows it); above 100% is demand growth.
         floor = getattr(tr, "min_demand_rate_per_s", tr.demand_rate_per_s) / tr.demand_rate_per_s
@@ -190,10 +191,11 @@ class PartD(Part):
         kv = " and KV cache" if self.is_lm else ""
         q = (f"{lw.esc(tr.label)}: the naive release candidate ships the model as released "
              f"(16-bit weights{kv}), serves one {event_noun(tr)} at a time on "
-             f"{tr.devices_per_replica} device(s) per replica, at the full forecast demand. "
+             f"{tr.devices_per_replica} device(s) per {tr.replica_noun}, at the full forecast "
+             "demand. "
              "Which guardrail binds first (checked in the order memory, SLO, quality, cost)?")
         return q, [
-            ("Memory: weights + one session do not fit", "memory"),
+            (f"Memory: weights + one {tr.state_noun} do not fit", "memory"),
             ("SLO: the latency target is missed", "slo"),
             ("Quality: the precision loses too much", "quality"),
             ("Cost: the daily budget is exceeded", "cost"),
@@ -201,11 +203,12 @@ class PartD(Part):
         ]
 
     def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
+        tr = self.track
         q = "What objective should the release review enforce?"
         opts = [("The lowest recurring cost subject to every guardrail passing", "constrained"),
-                ("The fewest replicas, even if the tail latency rises", "replicas"),
+                (f"The fewest {tr.replica_nouns}, even if the tail latency rises", "replicas"),
                 ("The largest batch first", "batch"),
-                ("The biggest replica available", "largest")]
+                (f"The biggest {tr.replica_noun} available", "largest")]
         good = ("Right: a plan ships only when memory, SLO, quality and cost pass together; "
                 "among those, the cheapest recurring cost wins.")
         bad = ("Not quite: a single-metric objective trades away another guardrail. A plan "
@@ -325,7 +328,7 @@ class PartD(Part):
             ("verdict", "ships" if mine.passed else f"{mine.binding} binds",
              "all four guardrails" if mine.passed else "first failing guardrail",
              lw.PALETTE["green"] if mine.passed else lw.PALETTE["red"]),
-            ("replicas", f"{rr.replicas}", f"{rr.total_devices} device(s) in total"
+            (tr.replica_nouns, f"{rr.replicas}", f"{rr.total_devices} device(s) in total"
              + (f", {rr.routed_share:.0%} of requests on the {TIER_BITS}-bit tier"
                 if rr.tier is not None else ""), lw.PALETTE["blue"]),
             ("daily cost", fmt_cost(daily, u),
@@ -366,7 +369,7 @@ class PartD(Part):
                 else f"<b style='color:#c0392b'>{guardrail_label(g.binding or '')} binds</b>",
             ])
         self._set_details(html_table(
-            ["candidate", "configuration", "replicas", "cost/day", "tail latency", "memory",
+            ["candidate", "configuration", tr.replica_nouns, "cost/day", "tail latency", "memory",
              "SLO", "quality", "cost", "verdict"], rows))
 
     @depends_on(ALL)
@@ -398,13 +401,15 @@ class PartD(Part):
         cap_txt = (f"{fmt_num(plan.replica_capacity_requests_per_s)}" if plan.feasible
                    else "0 (OOM)")
         self.math.update(
-            "<p>Replicas for the demand λ at most u_max busy, and the daily cost:</p>"
-            "$$R = \\left\\lceil \\frac{\\lambda}{u_{\\max}\\,\\mu_{\\text{replica}}} "
+            f"<p>{tr.replica_nouns.capitalize()} R for the demand λ at most u_max busy (μ: "
+            f"what one {tr.replica_noun} serves), and the daily cost:</p>"
+            "$$R = \\left\\lceil \\frac{\\lambda}{u_{\\max}\\,\\mu} "
             f"\\right\\rceil = \\left\\lceil \\frac{{{tex_num(lam)}}}"
             f"{{{tr.max_utilisation:g} \\times {cap_txt}}} \\right\\rceil = {plan.replicas}$$"
             + ("" if rr.tier is None else
                f"<p>The {rr.routed_share:.0%} routed to the {TIER_BITS}-bit tier run on "
-               f"{rr.tier.replicas} more replica(s), sized the same way; quality loss is the "
+               f"{rr.tier.replicas} more {tr.replica_noun}(s), sized the same way; quality "
+               "loss is the "
                f"traffic-weighted mean.</p>")
             + ("<p>Rented: cost/day = devices × price/h × active hours.</p>"
                if tr.cost_unit == "USD" else
