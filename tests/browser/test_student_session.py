@@ -47,14 +47,24 @@ RELEASE = ROOT / "release"
 NOTEBOOKS = sorted(p.relative_to(RELEASE).as_posix() for p in RELEASE.glob("lab*_*/*.ipynb"))
 DEFAULT_REPORT_MD = "labkit_report.md"
 SLIDER_PART = "B"
-# Part B controls that push a session's memory past the wall, and whether the wall is
-# reachable there (robotaxi's replicas hold thousands of sessions even at the extremes).
+# Part B controls (by name) that push a session's memory past the wall, and whether the
+# wall is reachable there (robotaxi's replicas hold thousands of sessions even at the
+# extremes). The browser finds each control by the label the part gives it on that track.
 MEMORY_WALL: dict[str, tuple[tuple[tuple[str, str], ...], bool]] = {
-    "lab1_cloud_fleet": ((("Devices per replica", "Home"),), True),
-    "lab1_iphone": ((("Context per session (tokens)", "End"),), True),
-    "lab1_oura_ring": ((("Sensor windows held per session", "End"),), True),
-    "lab1_robotaxi": ((("Sensor windows held per session", "End"),), False),
+    "lab1_cloud_fleet": ((("devices", "Home"),), True),
+    "lab1_iphone": ((("context", "End"),), True),
+    "lab1_oura_ring": ((("windows", "End"),), True),
+    "lab1_robotaxi": ((("windows", "End"),), False),
 }
+
+
+def _control_label(assignment: str, control: str, tmp: Path) -> str:
+    """The label Part B shows for ``control`` on the assignment's track."""
+    from labkit.labs.registry import LABS
+
+    lab, track = assignment.split("_", 1)
+    part = LABS[lab].lab(track, store=AnswerStore(tmp / "labels.json")).part(SLIDER_PART)
+    return str(part.controls[control].description)
 
 
 WALL_NOTEBOOKS = [p for p in NOTEBOOKS if Path(p).parent.name in MEMORY_WALL]
@@ -340,13 +350,16 @@ class TestMemoryWall:
 
     fresh_copy = True
 
-    def test_pushing_memory_past_the_wall_shows_out_of_memory(self, student: Student):
+    def test_pushing_memory_past_the_wall_shows_out_of_memory(
+            self, student: Student, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
         steps, reachable = MEMORY_WALL[student.spec.assignment]
         student.commit(student.spec.part_index("B"))
         area = student.nb.explore("B")
         oom = area.locator(".widget-html.labkit-callout-danger")
         cards = area.locator(".labkit-readout")
-        for label, key in steps:
+        for control, key in steps:
+            label = _control_label(student.spec.assignment, control, tmp_path)
             handle = student.nb.slider_handle(area, label)
             expect(handle).to_have_count(1)
             before = cards.inner_text()

@@ -651,14 +651,14 @@ class PartALM(Part):
               f"${tex_num(float(pt.compute_s) * 1e3)}$ ms): "
               f"$t/(2N/C) = {tex_num(w)} + 1 + {tex_num(k)}"
             + (f" + {tex_num(o)}" if o > 0 else "")
-            + "$ (weight share, B*/B for a dense model at peak; compute; KV share, S/L*"
+            + "$ (weight term, B*/B for a dense model at peak; compute; KV term, S/L*"
             + ("; overhead" if o > 0 else "")
             + f"). Doubling the batch divides only the {'first and last' if o > 0 else 'first'}"
               f": it saves {saving:.1%} here. "
               "At peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, under 10% once "
               f"$B > 4B^*/(1 + S/L^*) = {tex_num(4 * b_star / (1 + ctx / l_star))}$. "
-              f"The paper's serving batch $2B^* = {tex_num(2 * b_star)}$ puts the weight share "
-              "at 1/2 (dense, peak).</p>"
+              f"The paper's serving batch $2B^* = {tex_num(2 * b_star)}$ puts the weight term "
+              "at 1/2: half a token's compute (dense, peak).</p>"
             + ("<p>Knee, the batch whose compute time equals all its memory time (the same "
                "added terms): $2NB/C = W/BW + B\\,S\\,\\mathrm{kv\\_bpt}/BW \\Rightarrow "
                f"B_{{\\text{{knee}}}} = B^*/(1 - S/L^*) = {tex_num(knee)}$.</p>"

@@ -151,7 +151,7 @@ class PartBFleet(Part):
                    ("C: TPOT throughput (users per replica within the SLO)", "slo")]
 
     def _checkpoint_spec(self) -> CheckSpec:
-        q = "The KV axis binds. Which lever does the paper's playbook pull first?"
+        q = "When the KV axis binds, which lever does the paper's playbook pull first?"
         opts = [("More CP, fewer sequences per replica; then shrink kv_bpt (GQA/MLA, "
                  "INT4 KV)", "kv_levers"),
                 ("FP8 weights", "weights"),
@@ -341,7 +341,7 @@ class PartBFleet(Part):
             served = (f"{rec.same_shape.total_devices:,} devices, not {sz.total_devices:,}"
                       if rec.same_shape.feasible else "no replica of this size fits")
             self.callouts["served"].show(
-                f"Served with prefill and a {rec.max_utilisation:.0%} cap: {served}",
+                f"Served with prefill, replicas at most {rec.max_utilisation:.0%} busy: {served}",
                 self._served_text(s, rec))
         self.callouts["boundary"].set(
             sz.feasible and not over,

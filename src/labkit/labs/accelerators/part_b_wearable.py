@@ -161,7 +161,8 @@ class PartBWearable(Part):
                    ("None: it fits and lasts", "none")]
 
     def _checkpoint_spec(self) -> CheckSpec:
-        q = "The spotter is over its energy budget. Which lever fixes it without new hardware?"
+        q = ("When the spotter is over its energy budget, which lever fixes it without new "
+             "hardware?")
         opts = [("Process fewer windows (duty cycle) or hand work off to the phone",
                  "duty"),
                 ("Buffer more windows in SRAM", "buffer"),
