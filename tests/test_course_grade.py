@@ -71,13 +71,13 @@ def test_a_submission_past_its_time_limit_fails_alone(tmp_path):
     db_url = fixture_course(tmp_path, ["lab1_cloud_fleet"], students=["full", "infinite_loop"])
     start = time.perf_counter()
     report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
-                   options=GradeOptions(workers=2, cell_timeout=120, job_timeout=30,
+                   options=GradeOptions(workers=2, cell_timeout=120, job_timeout=20,
                                         progress=False))
-    assert time.perf_counter() - start < 90
+    assert time.perf_counter() - start < 80
     outcome = {o.student: o for o in report.outcomes}
     assert outcome["full"].status == "graded" and outcome["full"].score == 17
     assert outcome["infinite_loop"].status == "error"
-    assert "30 s limit" in outcome["infinite_loop"].error
+    assert "20 s limit" in outcome["infinite_loop"].error
     with Gradebook(db_url, "labkit") as gb:
         assert [s.student.id for s in gb.find_assignment("lab1_cloud_fleet").submissions] == [
             "full"]

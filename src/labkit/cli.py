@@ -362,6 +362,10 @@ def _cmd_course(a: argparse.Namespace) -> None:
 
     from labkit.course.build import build, find_root, stale_files
 
+    for t in getattr(a, "track", None) or ():
+        from labkit.tracks import get_track
+
+        get_track(t)  # an unknown id: ValueError with the close matches, before any work
     root = find_root(Path(a.root) if a.root else None)
     if a.course_command != "build":
         _cmd_course_grading(a, root)
@@ -412,11 +416,6 @@ def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
             print(f"wrote {path}")
         print(f"class summary: {out.summary_html}")
         return
-    if a.track:
-        from labkit.tracks import get_track
-
-        for t in a.track:
-            get_track(t)  # an unknown id: ValueError with the close matches
     names = demo.lab_assignments(root, a.lab, a.track)
     if a.course_command == "feedback":
         from labkit.course.feedback import write_feedback

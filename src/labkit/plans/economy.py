@@ -10,7 +10,13 @@ from labkit.core.format import fmt_amount, fmt_num, fmt_time
 from labkit.core.units import DAYS_PER_YEAR
 from labkit.physics.batching import POLICY_LABELS
 from labkit.physics.economy import Crossover, cost_crossover
-from labkit.plans.serving import release_guardrails, serving_plan, track_capacity
+from labkit.plans.serving import (
+    counted,
+    release_guardrails,
+    serving_plan,
+    state_reason,
+    track_capacity,
+)
 from labkit.plans.workload import track_phases
 from labkit.tracks import Track, get_track
 
@@ -80,22 +86,28 @@ class TrackEconomy:
         def s(x: object) -> str:
             return fmt_time(_number(x))
 
+        tr = get_track(str(t["id"]))
+        if tr.is_transformer:
+            phase_rows = [("prefill / decode", f"{s(ph['prefill_s'])} / {s(ph['decode_s'])}"),
+                          ("TTFT / TPOT", f"{s(ph['ttft_s'])} / {s(ph['tpot_s'])}")]
+        else:
+            phase_rows = [("input pass / decision", f"{s(ph['prefill_s'])} / "
+                                                    f"{s(ph['decode_s'])}"),
+                          ("latency", s(ph["ttft_s"]))]
+        replicas = counted(int(_number(pl["replicas"]) or 0), tr.replica_noun,
+                           tr.replica_nouns)
         rows = [
             (f"{t['label']} ({t['id']})", ""),
             ("hardware / model", f"{t['hardware_id']} / {t['model_id']}"),
             ("setup cost", money(t["setup_cost"])),
             ("cost per event", money(t["cost_per_event"])),
             ("events per day", fmt_num(_number(c["events_per_day"]) or 0.0)),
-            ("recurring per day", money(c["daily_cost"]) + " (one request at a time)"),
+            ("recurring per day", money(c["daily_cost"]) + " (one at a time, no batching)"),
             ("crossover", cross_txt),
-            ("prefill / input pass", s(ph["prefill_s"])),
-            ("decode / decision", s(ph["decode_s"])),
-            ("TTFT / TPOT", f"{s(ph['ttft_s'])} / {s(ph['tpot_s'])}"),
-            ("binding phase", str(ph["binding_label"])),
-            ("max sessions", f"{cap['max_sessions']}"),
+            *phase_rows,
+            (f"max {tr.state_nouns}", f"{cap['max_sessions']}"),
             ("capacity", str(cap["reason"])),
-            ("plan", f"{pl['policy']}, {pl['replicas']} replica(s), "
-                     f"{pl['total_devices']} device(s)"),
+            ("plan", f"{pl['policy']}, {replicas}, {pl['total_devices']} device(s)"),
             ("plan cost per day", money(pl["daily_cost"]) + " (the plan: "
              + POLICY_LABELS.get(str(pl["policy"]), str(pl["policy"])) + ")"),
             ("daily budget", money(t["daily_budget"])),
@@ -137,7 +149,7 @@ def track_economy(track: str | Track) -> TrackEconomy:
             "binding_phase": ph.binding_phase, "binding_label": ph.binding_label,
             "energy_per_request_j": ph.energy_j,
         },
-        capacity=cap.as_dict(),
+        capacity={**cap.as_dict(), "reason": state_reason(tr, cap)},
         plan={
             "policy": plan.policy, "replicas": plan.replicas,
             "total_devices": plan.total_devices, "batch_size": plan.batch_size,
