@@ -34,3 +34,11 @@ c.Execute.timeout = 120
 # labkit.course.feedback.feedback_config() is the same setting in code.
 c.GenerateFeedback.preprocessors = list(FEEDBACK_PREPROCESSORS)
 c.HTMLExporter.sanitize_html = True
+
+# ``labkit course grade`` options (labkit.course.config.LabkitGrade); a command-line flag
+# wins over these. The defaults:
+# c.LabkitGrade.workers = 0          # local grading processes; 0: one per core, plus one
+# c.LabkitGrade.cell_timeout = 60    # seconds per cell before the kernel is interrupted
+# c.LabkitGrade.job_timeout = 900    # seconds per submission before its worker is killed
+# c.LabkitGrade.memory_mb = 3072     # MiB of address space per student kernel
+# c.LabkitGrade.scheduler = ""       # a Dask scheduler (tcp://host:8786); "": local pool

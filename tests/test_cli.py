@@ -106,7 +106,7 @@ def test_a_closed_pipe_is_not_an_error():
     (["economy", "--track", "moon_base"], "unknown track id"),
     (["list", "gpus"], "invalid choice"),
     ([], "required: {roofline,size,economy,parallelism,list,course,summary}"),
-    (["course"], "required: {build,grade,feedback,export,demo,fixtures}"),
+    (["course"], "required: {build,init,grade,feedback,export,demo,fixtures}"),
     (["course", "grade", "lab1", "--workers", "0"], "--workers: must be an integer >= 1"),
     (["course", "demo", "--workers", "-1"], "--workers: must be an integer >= 1"),
     (["course", "grade", "lab1", "--track", "iphon", "--root", "."],

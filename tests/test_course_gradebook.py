@@ -218,7 +218,7 @@ def test_bad_gradebook_urls_name_db_url(cluster, course, tmp_path):
             grade(root, [ASSIGNMENT], db_url=url)
         assert message in str(err.value), (url, err.value)
         assert secret not in str(err.value) and cluster.password not in str(err.value)
-    with pytest.raises(GradeError, match=r"no gradebook at .*generate_assignment"):
+    with pytest.raises(GradeError, match=r"no gradebook at .*labkit course init"):
         grade(root, [ASSIGNMENT], db_url=cluster.create("empty"))
     with psycopg.connect(cluster.url("empty")) as conn:  # a refused run creates no table
         assert conn.execute("SELECT count(*) FROM pg_tables "

@@ -26,7 +26,7 @@ def test_demo_pipeline_end_to_end(tmp_path):
     assert "sandbox: bubblewrap" in out
     for track in TRACKS:  # full 17, blank 0, partial 8 in every track
         row = next(line for line in out.splitlines() if line.startswith(f"lab2_{track} "))
-        assert row.split()[1:6] == ["3", "8.33", "0.0", "17.0", "17"], row
+        assert row.split()[1:6] == ["3", "8.33", "0.0", "17.0", "20"], row
     assert "class summary" in out and str(course / "exports" / "summary.html") in out
 
     assert len(list((course / "feedback").rglob("*.html"))) == 12

@@ -130,12 +130,61 @@ def test_csv_has_one_row_per_submission_with_the_documented_columns(exported):
     (path,) = exported.csv_paths
     with path.open() as fh:
         header = next(csv.reader(fh))
-    assert header == ["student_id", "assignment", "part_A", "part_B", "part_C", "part_D",
-                      "autograded", "autograded_max", "manual", "manual_max", "total", "max",
-                      "needs_manual_grade", "grader_notes"]
+    assert header == ["assignment", "duedate", "timestamp", "student_id", "last_name",
+                      "first_name", "email", "raw_score", "late_submission_penalty", "score",
+                      "max_score", "part_A", "part_B", "part_C", "part_D",
+                      "autograded", "autograded_max", "manual", "manual_max",
+                      "needs_manual_grade", "flagged", "grader_notes"]
     rows = _rows(exported)
     assert sorted(rows) == list(STUDENTS)
     assert {r["assignment"] for r in rows.values()} == {ASSIGNMENT}
+    assert {r["timestamp"] for r in rows.values()} == {"2026-11-30 12:00:00"}
+
+
+def _stock_csv(db_url: str, dest: Path, plugin: type) -> dict[str, dict[str, str]]:
+    with Gradebook(db_url, "labkit") as gb:
+        plugin(to=str(dest)).export(gb)
+    return {r["student_id"]: r for r in csv.DictReader(dest.open())}
+
+
+def test_stock_columns_and_late_penalty_are_nbgraders(course, tmp_path):
+    """Beside the part columns, the export has the columns and values of nbgrader's own
+    CsvExportPlugin, the late penalty taken off as nbgrader does: max(0, raw - penalty)."""
+    from nbgrader.plugins import CsvExportPlugin
+
+    root, db_url = course
+    db = tmp_path / "late.db"
+    shutil.copy(db_url.removeprefix("sqlite:///"), db)
+    late = f"sqlite:///{db}"
+    with Gradebook(late, "labkit") as gb:                 # alice 1.5 late, bob 2 on 0
+        for student, penalty in (("alice", 1.5), ("bob", 2.0)):
+            (nb,) = gb.find_submission(ASSIGNMENT, student).notebooks
+            nb.late_submission_penalty = penalty
+        gb.db.commit()
+    ours = _stock_csv(late, tmp_path / "ours.csv", report.LabkitExportPlugin)
+    stock = _stock_csv(late, tmp_path / "stock.csv", CsvExportPlugin)
+    assert set(ours) == set(stock) == set(STUDENTS)
+    for student in STUDENTS:
+        assert {k: ours[student][k] for k in report.STOCK_COLUMNS} == stock[student], student
+    assert float(ours["alice"]["raw_score"]) == 17 and float(ours["alice"]["score"]) == 15.5
+    assert float(ours["bob"]["score"]) == 0.0         # never below zero
+    assert float(ours["alice"]["part_A"]) == 4       # the parts are before the penalty
+    with Gradebook(late, "labkit") as gb:
+        (row,) = [r for r in report.grade_rows(gb, root, ASSIGNMENT) if r.student_id == "alice"]
+    assert (row.total, row.late_penalty, row.score) == (17, 1.5, 15.5)
+
+
+def test_nbgrader_export_runs_the_plugin(course, tmp_path):
+    root, db_url = course
+    dest = tmp_path / "grades.csv"
+    run_nbgrader(root, "export", "--exporter=labkit.course.report.LabkitExportPlugin",
+                 f"--to={dest}", env=kernel_env(tmp_path),
+                 db=Path(db_url.removeprefix("sqlite:///")))
+    rows = list(csv.DictReader(dest.open()))
+    assert sorted(r["student_id"] for r in rows) == list(STUDENTS)
+    assert all(r["max_score"] == "20.0" for r in rows)
+    assert {r["student_id"]: r["part_A"] for r in rows} == {"alice": "4", "bob": "0",
+                                                            "carol": "2"}
 
 
 def test_part_scores_follow_what_each_student_did(exported):
@@ -158,10 +207,11 @@ def test_max_columns_add_up_to_the_gradebooks_assignment_total(course, exported)
     with Gradebook(db_url) as gb:
         total = gb.find_assignment(ASSIGNMENT).max_score
     for row in _rows(exported).values():
-        assert float(row["autograded_max"]) + float(row["manual_max"]) == float(row["max"])
-        assert float(row["max"]) == total == 20
+        assert float(row["autograded_max"]) + float(row["manual_max"]) == float(
+            row["max_score"])
+        assert float(row["max_score"]) == total == 20
         assert float(row["manual_max"]) == 3         # the memo
-        assert float(row["total"]) == float(row["autograded"]) + float(row["manual"])
+        assert float(row["raw_score"]) == float(row["autograded"]) + float(row["manual"])
 
 
 def test_grader_notes_come_from_labkit_grading_json_and_tolerate_bad_files(exported):
@@ -188,6 +238,12 @@ def test_summary_json_part_means_distribution_and_failing_checks(exported):
                    for (gid, _), n in checks.items())   # carol solved those
     track = lab["tracks"][TRACK]
     assert track["submissions"] == 3 and track["parts"] == lab["parts"]
+    totals = lab["totals"]                           # alice 17, bob 0, carol 4 of 20
+    assert totals["max_score"] == 20 and totals["mean"] == pytest.approx(7.0)
+    assert totals["distribution"] == {"[0, 4)": 1, "[4, 8)": 1, "[8, 12)": 0,
+                                      "[12, 16)": 0, "[16, 20]": 1}
+    assert totals["memos_waiting"] == 1              # alice wrote one; the others left it
+    assert totals["flagged"] == [] and totals["not_graded"] == []
 
 
 def test_summary_html_is_self_contained_with_a_chart_per_part(exported):
@@ -196,6 +252,8 @@ def test_summary_html_is_self_contained_with_a_chart_per_part(exported):
     for part in "ABCD":
         assert f"Part {part} (" in page
     assert "3 submissions" in page and "struggled most with <strong>Part C" in page
+    assert "Total score (20 points)" in page and "mean 7.00 of 20 points" in page
+    assert "1 memo waits for a person" in page
     assert "<script" not in page and "http://" not in page.replace(
         'xmlns="http://www.w3.org/2000/svg"', "")
     assert "we looked for your committed prediction" in page
@@ -464,3 +522,45 @@ def test_one_broken_submission_does_not_stop_the_others(course, tmp_path):
     assert {p.parts[-3] for p in paths} == {"alice", "carol"}
     messages = [str(w.message) for w in caught if w.category is fb.FeedbackWarning]
     assert Counter("bob/" in m for m in messages)[True] == 1
+
+
+def test_total_bins_cover_zero_to_the_maximum():
+    assert report.total_bins([0, 3.99, 4, 19.5, 20, 21], 20) == (
+        ("[0, 4)", 2), ("[4, 8)", 1), ("[8, 12)", 0), ("[12, 16)", 0), ("[16, 20]", 3))
+    assert report.total_bins([1.0], 0) == ()
+
+
+def test_terminal_summary_counts_the_memo_and_lists_what_waits():
+    from labkit.course.grade import GradeReport, Outcome
+
+    outcomes = (Outcome(ASSIGNMENT, "alice", "graded", 17, 17),
+                Outcome(ASSIGNMENT, "bob", "skipped", 0, 17),
+                Outcome(ASSIGNMENT, "eve", "graded", 5, 17, ("edited_test",), True),
+                Outcome(ASSIGNMENT, "mallory", "error", error="grading stopped: 900 s"))
+    status = {ASSIGNMENT: report.AssignmentStatus(
+        20, 3, {"alice": 19.0, "bob": 0.0, "eve": 5.0}, ("eve",), ("eve",))}
+    text = GradeReport(outcomes, 10.0, 2, "off").summary(status)
+    row = next(line for line in text.splitlines() if line.startswith(ASSIGNMENT))
+    assert row.split()[1:] == ["3", "8.00", "0.0", "19.0", "20", "1", "1", "1"], row
+    assert "the memo's 3 included" in text and "waiting for a person, 1 here" in text
+    assert f"flagged for review (1): {ASSIGNMENT}/eve" in text
+    assert f"FAILED {ASSIGNMENT}/mallory: grading stopped" in text
+    assert "[0, 4) 1  [4, 8) 1  [8, 12) 0  [12, 16) 0  [16, 20] 1" in text
+    plain = GradeReport(outcomes, 10.0, 2, "off").summary()   # no gradebook: autograded
+    row = next(line for line in plain.splitlines() if line.startswith(ASSIGNMENT))
+    assert row.split()[1:] == ["3", "7.33", "0.0", "17.0", "17", "1", "1"], row
+
+
+def test_summary_page_lists_flagged_and_not_graded(tmp_path):
+    (tmp_path / "submitted" / "dave" / ASSIGNMENT).mkdir(parents=True)
+    (tmp_path / "submitted" / "eve" / ASSIGNMENT).mkdir(parents=True)
+    eve = report.GradeRow("eve", ASSIGNMENT, {"A": 1.0}, {"A": 4.0}, 1, 17, 0, 3, 1, 20,
+                          True, flagged=True, memo_waiting=True)
+    missing = report.not_graded(tmp_path, ASSIGNMENT, [eve])
+    assert missing == [f"dave/{ASSIGNMENT}"]
+    group = report.summarise(TRACK, [ASSIGNMENT], [eve], Counter(), 20, missing)
+    assert group.totals.memos_waiting == 1 and group.totals.flagged == (f"eve/{ASSIGNMENT}",)
+    page = report.render_summary_html([report.LabSummary("lab1", group, (group,))])
+    assert f"Flagged for review (1): eve/{ASSIGNMENT}" in page
+    assert f"Collected but not in the gradebook (1: grading failed or has not run): " \
+           f"dave/{ASSIGNMENT}; run <code>labkit course grade lab1</code>" in page

@@ -13,7 +13,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from labkit.course.config import CourseSettings
 
 EXIT_USAGE = 2
 
@@ -112,11 +115,12 @@ def _course_where(q: argparse.ArgumentParser) -> None:
     q.add_argument("--root", default=None,
                    help="course root with source/, release/, submitted/ (default: search up)")
     q.add_argument("--db", default=None,
-                   help="gradebook URL (default: sqlite:///ROOT/gradebook.db)")
+                   help="gradebook URL (default: c.CourseDirectory.db_url of the course's "
+                        "nbgrader_config.py, else sqlite:///ROOT/gradebook.db)")
 
 
 def _course_commands(p: argparse.ArgumentParser) -> None:
-    """``labkit course build|grade|feedback|export|demo|fixtures``."""
+    """``labkit course build|init|grade|feedback|export|demo|fixtures``."""
     course = p.add_subparsers(dest="course_command", required=True, parser_class=_Parser)
     b = course.add_parser("build", help="regenerate source/ and release/ (nbgrader)")
     b.add_argument("--check", action="store_true",
@@ -131,17 +135,28 @@ def _course_commands(p: argparse.ArgumentParser) -> None:
                    help="build into this course folder instead of the repository (it gets "
                         "a copy of course/ and nbgrader_config.py)")
 
+    i = course.add_parser("init", help="register every assignment of source/ in the "
+                          "gradebook (nbgrader generate_assignment; release/ untouched)")
+    i.add_argument("labs", nargs="*", help="labs or assignments (default: all in source/)")
+    _course_where(i)
+
     g = course.add_parser("grade", help="autograde collected submissions in parallel, "
                           "each in a sandbox; resumable")
     g.add_argument("lab", help="a lab (lab1) or one assignment (lab1_iphone)")
     g.add_argument("--track", action="append", default=None, help="only this track (repeat)")
     g.add_argument("--workers", type=_count, default=None,
-                   help="local worker processes, >= 1 (default: cores + 1)")
+                   help="local worker processes, >= 1 (default: c.LabkitGrade.workers, "
+                        "else cores + 1)")
     g.add_argument("--scheduler", default=None,
-                   help="grade on a Dask cluster instead, e.g. tcp://host:8786")
-    g.add_argument("--cell-timeout", type=_count, default=60, help="seconds per cell")
-    g.add_argument("--job-timeout", type=_count, default=900, help="seconds per submission")
-    g.add_argument("--memory-mb", type=_count, default=3072, help="memory cap per kernel (MiB)")
+                   help="grade on a Dask cluster instead, e.g. tcp://host:8786 "
+                        "(default: c.LabkitGrade.scheduler)")
+    g.add_argument("--cell-timeout", type=_count, default=None,
+                   help="seconds per cell (default: c.LabkitGrade.cell_timeout, else 60)")
+    g.add_argument("--job-timeout", type=_count, default=None,
+                   help="seconds per submission (default: c.LabkitGrade.job_timeout, else 900)")
+    g.add_argument("--memory-mb", type=_count, default=None,
+                   help="memory cap per kernel, MiB (default: c.LabkitGrade.memory_mb, "
+                        "else 3072)")
     g.add_argument("--force", action="store_true", help="regrade what is already graded")
     g.add_argument("--no-isolation", action="store_true",
                    help="run student code without the sandbox (machines without bubblewrap)")
@@ -387,13 +402,13 @@ def _cmd_course(a: argparse.Namespace) -> None:
     where = f"{out}/" if out is not None else ""
     for a_ in build(root, a.labs, a.tracks, out):
         print(f"built {where}source/{a_.name} and {where}release/{a_.name}")
+    print("the gradebook is not touched: `labkit course init` registers the assignments in it")
 
 
 def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
     from labkit.course import demo
-    from labkit.course.grade import GradeError, GradeOptions, grade
+    from labkit.course.grade import GradeError
 
-    db = getattr(a, "db", None) or f"sqlite:///{root / 'gradebook.db'}"
     if a.course_command == "demo":
         from labkit.labs.registry import LABS
 
@@ -405,43 +420,91 @@ def _cmd_course_grading(a: argparse.Namespace, root: Path) -> None:
         expected = demo.write_fixture_set(root, dest, a.lab)
         print(f"wrote {len(expected)} submissions and expected.json under {dest}")
         return
-    if a.course_command == "export":
-        from labkit.course.report import export
+    from labkit.course.config import course_settings
 
-        names = [n for lab in (a.labs or sorted({p.name.split('_')[0] for p in
-                                                 (root / "source").glob("*_*")}))
-                 for n in demo.lab_assignments(root, lab)]
-        out = export(root, db, Path(a.out) if a.out else root / "exports", names)
-        for path in out.csv_paths:
-            print(f"wrote {path}")
-        print(f"class summary: {out.summary_html}")
-        return
-    names = demo.lab_assignments(root, a.lab, a.track)
-    if a.course_command == "feedback":
-        from labkit.course.feedback import write_feedback
-
-        paths = write_feedback(root, db, names)
-        print(f"wrote {len(paths)} feedback file(s) under {root / 'feedback'}")
-        if not paths:
-            print(f"nothing to write: no graded submission of {', '.join(names)} in {db}; "
-                  f"grade first: labkit course grade {a.lab}")
-        return
+    settings = course_settings(root, a.db)
     try:
-        options = GradeOptions(workers=a.workers or 0, cell_timeout=a.cell_timeout,
-                               job_timeout=a.job_timeout, memory_mb=a.memory_mb,
-                               isolate=not a.no_isolation, scheduler=a.scheduler,
-                               force=a.force)
-        report = grade(root, names, db_url=db, options=options, log=print)
+        _COURSE_GRADING[a.course_command](a, settings)
     except GradeError as exc:
         print(f"labkit: error: {exc}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE) from None
-    print(report.summary())
+
+
+def _lab_names(root: Path, labs: Sequence[str]) -> list[str]:
+    """Assignments of ``labs`` (labs or assignments; default: every one of source/)."""
+    from labkit.course import demo
+
+    chosen = labs or sorted({p.name.split("_")[0] for p in (root / "source").glob("*_*")})
+    return [n for lab in chosen for n in demo.lab_assignments(root, lab)]
+
+
+def _cmd_course_init(a: argparse.Namespace, s: CourseSettings) -> None:
+    from labkit.course.gradebook import shown
+    from labkit.course.init import init_gradebook
+
+    names = _lab_names(s.root, a.labs) if a.labs else None
+    done = init_gradebook(s, names)
+    for r in done:
+        print(f"registered {r.name}: {', '.join(r.notebooks)}; {r.max_score:g} points "
+              f"({r.max_score - r.manual_max:g} autograded, {r.manual_max:g} by a person)")
+    print(f"{len(done)} assignment(s) in the gradebook {shown(s.db_url)} (course "
+          f"{s.course_id!r}); release/ unchanged. Next: nbgrader release_assignment NAME, "
+          "nbgrader collect NAME, labkit course grade LAB")
+
+
+def _cmd_course_export(a: argparse.Namespace, s: CourseSettings) -> None:
+    from labkit.course.report import export
+
+    names = _lab_names(s.root, a.labs)
+    out = export(s.root, s.db_url, Path(a.out) if a.out else s.root / "exports", names,
+                 course_id=s.course_id)
+    for path in out.csv_paths:
+        print(f"wrote {path}")
+    print(f"class summary: {out.summary_html}")
+    if not out.rows:
+        print(f"no graded submission of {', '.join(names)} in {s.db_url}: the files hold "
+              "headers only; grade first: labkit course grade LAB")
+
+
+def _cmd_course_feedback(a: argparse.Namespace, s: CourseSettings) -> None:
+    from labkit.course import demo
+    from labkit.course.feedback import write_feedback
+
+    names = demo.lab_assignments(s.root, a.lab, a.track)
+    paths = write_feedback(s.root, s.db_url, names)
+    print(f"wrote {len(paths)} feedback file(s) under {s.root / 'feedback'}")
+    if not paths:
+        print(f"nothing to write: no graded submission of {', '.join(names)} in "
+              f"{s.db_url}; grade first: labkit course grade {a.lab}")
+
+
+def _cmd_course_grade(a: argparse.Namespace, s: CourseSettings) -> None:
+    from labkit.course import demo
+    from labkit.course.config import grade_options
+    from labkit.course.grade import grade
+    from labkit.course.init import require_registered
+    from labkit.course.report import gradebook_status
+
+    names = demo.lab_assignments(s.root, a.lab, a.track)
+    options = grade_options(s.config, workers=a.workers, cell_timeout=a.cell_timeout,
+                            job_timeout=a.job_timeout, memory_mb=a.memory_mb,
+                            scheduler=a.scheduler, isolate=not a.no_isolation,
+                            force=a.force)
+    require_registered(s.db_url, s.course_id, names)
+    report = grade(s.root, names, db_url=s.db_url, course_id=s.course_id, options=options,
+                   log=print)
+    print(report.summary(gradebook_status(s.root, s.db_url, s.course_id, names)))
     if not report.outcomes:
         print(f"nothing to grade: no submission of {', '.join(names)} under "
-              f"{root / 'submitted'}/<student>/<assignment>/; collect them first: "
+              f"{s.root / 'submitted'}/<student>/<assignment>/; collect them first: "
               f"nbgrader collect {names[0]}")
     if report.errors:
         raise SystemExit(1)
+
+
+_COURSE_GRADING: dict[str, Callable[[argparse.Namespace, CourseSettings], None]] = {
+    "init": _cmd_course_init, "export": _cmd_course_export,
+    "feedback": _cmd_course_feedback, "grade": _cmd_course_grade}
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], None]] = {

@@ -56,7 +56,8 @@ def find_root(start: Path | None = None) -> Path:
     for candidate in (here, *here.parents):
         if (candidate / LABS_DIR).is_dir():
             return candidate
-    raise ValueError(f"root: no course/labs directory at or above {here}")
+    raise ValueError(f"root: no course/labs directory at or above {here}; run from the "
+                     "course repository (a clone of it) or pass --root PATH")
 
 
 def load_spec(root: Path, lab: str | LabInfo) -> ModuleType:
@@ -64,7 +65,8 @@ def load_spec(root: Path, lab: str | LabInfo) -> ModuleType:
     info = LABS.get_lab(lab)
     path = root / LABS_DIR / f"{info.id}.py"
     if not path.is_file():
-        raise ValueError(f"lab {info.id}: no spec {path}")
+        raise ValueError(f"lab {info.id}: no spec {path}; restore it (git checkout -- "
+                         f"{LABS_DIR}/{info.id}.py)")
     spec = importlib.util.spec_from_file_location(f"labkit_course_{info.id}", path)
     if spec is None or spec.loader is None:
         raise ValueError(f"lab spec {path} cannot be imported")

@@ -102,7 +102,8 @@ def lab_assignments(root: Path, lab: str, tracks: list[str] | None = None) -> li
     if not chosen:
         raise ValueError(f"lab: no assignment matches {lab!r}"
                          f"{' with tracks ' + ', '.join(tracks) if tracks else ''} under "
-                         f"{root / 'source'} (have: {', '.join(names) or 'none'})")
+                         f"{root / 'source'} (have: {', '.join(names) or 'none'}); "
+                         "`labkit course build --labs LAB --tracks TRACK` makes one")
     return chosen
 
 
@@ -117,7 +118,7 @@ def run_pipeline(repo: Path, dest: Path, labs: list[str], workers: int = 0,
     """
     from labkit.course.feedback import write_feedback
     from labkit.course.grade import GradeOptions, grade
-    from labkit.course.report import export
+    from labkit.course.report import export, gradebook_status
 
     if dest.exists():
         shutil.rmtree(dest)
@@ -139,7 +140,7 @@ def run_pipeline(repo: Path, dest: Path, labs: list[str], workers: int = 0,
     log("3/5 grade (parallel" + (", sandboxed)" if isolated else ")"))
     report = grade(dest, assignments, db_url=db_url,
                    options=GradeOptions(workers=workers, isolate=isolated), log=log)
-    log(report.summary())
+    log(report.summary(gradebook_status(dest, db_url, "labkit", assignments)))
     log("4/5 feedback")
     html = write_feedback(dest, db_url, assignments)
     log("5/5 export")

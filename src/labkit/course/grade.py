@@ -35,7 +35,7 @@ import threading
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -56,6 +56,8 @@ from labkit.course.worker import RESULT, end_job, ensure_bin_on_path
 
 if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import takes ~2 s)
     from nbgrader.api import Gradebook
+
+    from labkit.course.report import AssignmentStatus
 
 GRADER_VERSION = "labkit-grade-1"
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
@@ -118,8 +120,14 @@ class GradeReport:
     def errors(self) -> tuple[Outcome, ...]:
         return tuple(o for o in self.outcomes if o.status == "error")
 
-    def summary(self) -> str:
-        """The table an instructor reads at the end of a run."""
+    def summary(self, status: Mapping[str, AssignmentStatus] | None = None) -> str:
+        """The table an instructor reads at the end of a run. With ``status`` (from
+        :func:`labkit.course.report.gradebook_status`) scores are totals out of the
+        assignment's points, the memo included; it adds the memos waiting for a person,
+        the flagged submissions and the distribution of the students' totals."""
+        from labkit.course.report import total_bins
+
+        status = status or {}
         done = [o for o in self.outcomes if o.status == "graded"]
         skipped = [o for o in self.outcomes if o.status == "skipped"]
         per = self.wall_seconds / len(done) if done else 0.0
@@ -130,16 +138,40 @@ class GradeReport:
         by_assignment: dict[str, list[Outcome]] = {}
         for o in self.outcomes:
             by_assignment.setdefault(o.assignment, []).append(o)
+        memo = bool(by_assignment) and any(s.manual_max for s in status.values())
         lines.append(f"{'assignment':<22}{'graded':>7}{'mean':>8}{'min':>7}{'max':>7}"
-                     f"{'of':>6}{'flagged':>9}{'errors':>8}")
+                     f"{'of':>6}{'flagged':>9}{'errors':>8}" + (f"{'memos':>7}" if memo else ""))
+        flagged: list[str] = []
+        spreads: list[str] = []
+        waiting_all = 0
         for name, items in sorted(by_assignment.items()):
+            st = status.get(name)
             scored = [o for o in items if o.status in ("graded", "skipped")]
-            scores = [o.score for o in scored] or [0.0]
-            top = max((o.max_score for o in scored), default=0.0)
+            totals = {o.student: st.totals.get(o.student, o.score) if st else o.score
+                      for o in scored}
+            scores = list(totals.values()) or [0.0]
+            top = st.max_score if st else max((o.max_score for o in scored), default=0.0)
+            marked = ({s for s in st.flagged if s in totals} if st else
+                      {o.student for o in items if o.flagged})
+            flagged += [f"{name}/{s}" for s in sorted(marked)]
+            waiting = sum(s in totals for s in st.memos_waiting) if st else 0
+            waiting_all += waiting
             lines.append(f"{name:<22}{len(scored):>7}{sum(scores) / len(scores):>8.2f}"
-                         f"{min(scores):>7.1f}{max(scores):>7.1f}{top:>6.0f}"
-                         f"{sum(o.flagged for o in items):>9}"
-                         f"{sum(o.status == 'error' for o in items):>8}")
+                         f"{min(scores):>7.1f}{max(scores):>7.1f}{top:>6.0f}{len(marked):>9}"
+                         f"{sum(o.status == 'error' for o in items):>8}"
+                         + (f"{waiting:>7}" if memo else ""))
+            if st and totals:
+                spreads.append(f"  {name:<20}" + "  ".join(
+                    f"{label} {n}" for label, n in total_bins(list(totals.values()), top)))
+        if memo:
+            points = "/".join(sorted({f"{s.manual_max:g}" for s in status.values()
+                                      if s.manual_max}))
+            lines.append(f"scores: totals of the assignment's points, the memo's {points} "
+                         "included (a memo scores 0 until a person grades it); memos: "
+                         f"waiting for a person, {waiting_all} here (grade them in "
+                         "nbgrader's formgrader, Manual Grading)")
+        if spreads:
+            lines += ["students per total score:", *spreads]
         if done:
             keys = ("prepare", "kernel_start", "execute", "judge", "database",
                     "nbgrader_other", "merge")
@@ -149,6 +181,8 @@ class GradeReport:
         codes = Counter(code for o in self.outcomes for code in o.findings)
         if codes:
             lines.append("findings: " + ", ".join(f"{c} x{n}" for c, n in codes.most_common()))
+        if flagged:
+            lines.append(f"flagged for review ({len(flagged)}): {', '.join(flagged)}")
         for o in self.errors:
             lines.append(f"FAILED {o.assignment}/{o.student}: {o.error.splitlines()[0][:200]}")
         return "\n".join(lines)

@@ -100,7 +100,7 @@ def check_gradebook(db_url: str, course_id: str, assignments: Sequence[str]) -> 
     from sqlalchemy.exc import SQLAlchemyError
 
     url = parse_url(db_url)
-    fix = f"run `nbgrader generate_assignment {assignments[0]}` (and release/collect) first"
+    fix = f"run `labkit course init --db {shown(db_url)}` first (it registers every assignment)"
     if url.get_backend_name() == "sqlite" and not Path(str(url.database)).exists():
         raise GradeError(f"no gradebook at {db_url}: {fix}")
     engine = _engine(db_url)
@@ -113,7 +113,7 @@ def check_gradebook(db_url: str, course_id: str, assignments: Sequence[str]) -> 
         engine.dispose()
     if "assignment" not in tables:
         raise GradeError(f"no gradebook at {shown(db_url)} (the database has no nbgrader "
-                         f"tables): {fix} with --CourseDirectory.db_url set to it")
+                         f"tables): {fix}")
     from nbgrader.api import MissingEntry
 
     with open_gradebook(db_url, course_id) as gb:
@@ -123,8 +123,8 @@ def check_gradebook(db_url: str, course_id: str, assignments: Sequence[str]) -> 
             except MissingEntry:
                 known = ", ".join(sorted(a.name for a in gb.assignments)) or "none"
                 raise GradeError(f"assignment {name!r} is not in the gradebook "
-                                 f"{shown(db_url)} (known: {known}); run `nbgrader "
-                                 f"generate_assignment {name}` first") from None
+                                 f"{shown(db_url)} (known: {known}); run `labkit course "
+                                 f"init --db {shown(db_url)}` first") from None
 
 
 @contextlib.contextmanager

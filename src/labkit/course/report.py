@@ -4,12 +4,20 @@ Builds on nbgrader's own pieces, never on its private files:
 
 * feedback is :mod:`labkit.course.feedback`;
 * :func:`export` reads scores from nbgrader's gradebook (:class:`nbgrader.api.Gradebook`)
-  and writes one CSV per assignment with per-part scores (the part is the letter after
-  ``<lab>-`` in a grade id, e.g. ``lab1-a-exercise-check`` is Part A), plus
+  and writes one CSV per assignment: nbgrader's stock export columns (:data:`STOCK_COLUMNS`,
+  those of ``nbgrader export``: timestamp, late-submission penalty, the score after it as
+  nbgrader computes it), then per-part scores (the part is the letter after ``<lab>-`` in
+  a grade id, e.g. ``lab1-a-exercise-check`` is Part A) and labkit's columns; plus
   ``summary.json`` and a self-contained ``summary.html`` (inline SVG charts, no scripts,
-  no network) for each lab across its tracks and per track: the score distribution per
+  no network) for each lab across its tracks and per track: the distribution of the
+  students' total scores (memo points included), the memos waiting for a person, the
+  flagged submissions and those collected but not graded, the score distribution per
   part and the most common failing checks, read from the error outputs of the grade cells
-  in the autograded notebooks (the label is the ``labkit.grading`` message up to ``" -- "``).
+  in the autograded notebooks (the label is the ``labkit.grading`` message up to ``" -- "``);
+* :class:`LabkitExportPlugin` is the same CSV through nbgrader's export plugin interface:
+  ``nbgrader export --exporter=labkit.course.report.LabkitExportPlugin``;
+* :func:`gradebook_status` is what the terminal summary of ``labkit course grade`` adds
+  from the gradebook (points with the memo, memos waiting, flagged, not graded).
 """
 
 from __future__ import annotations
@@ -24,9 +32,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 import nbformat
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Assignment, Gradebook, MissingEntry, SubmittedAssignment
+from nbgrader.plugins import ExportPlugin
 
 from labkit.course.feedback import submissions
 
@@ -38,16 +48,22 @@ PART_LETTERS = ("A", "B", "C", "D")
 _PART_RE = re.compile(r"^[^-]+-([a-z])(?:-|$)", re.IGNORECASE)
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _LABEL_CHARS = 200
-CSV_HEAD = ("student_id", "assignment")
-CSV_TAIL = ("autograded", "autograded_max", "manual", "manual_max", "total", "max",
-            "needs_manual_grade", "grader_notes")
+#: nbgrader's own export columns (``nbgrader.plugins.export.CsvExportPlugin``), in its order.
+STOCK_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name",
+                 "first_name", "email", "raw_score", "late_submission_penalty", "score",
+                 "max_score")
+CSV_TAIL = ("autograded", "autograded_max", "manual", "manual_max", "needs_manual_grade",
+            "flagged", "grader_notes")
+TOTAL_BINS = 5
 
 
 # -- results ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class GradeRow:
-    """One student's scores on one assignment, as read from the gradebook."""
+    """One student's scores on one assignment, as read from the gradebook. ``total`` is
+    nbgrader's raw score (every cell, the memo included), ``score`` the total after the
+    late-submission penalty as nbgrader's exporter computes it: ``max(0, raw - penalty)``."""
 
     student_id: str
     assignment: str
@@ -61,17 +77,26 @@ class GradeRow:
     max_score: float
     needs_manual_grade: bool
     grader_notes: str = ""
+    late_penalty: float = 0.0
+    flagged: bool = False
+    stock: Mapping[str, str] = field(default_factory=dict)
+    memo_waiting: bool = False    # a manually graded cell no person has graded yet
+
+    @property
+    def score(self) -> float:
+        """The score after the late penalty, never below 0 (nbgrader's export)."""
+        return max(0.0, self.total - self.late_penalty)
 
     def csv_row(self, letters: Sequence[str]) -> dict[str, str]:
-        """The CSV columns (``part_<letter>`` for each of ``letters``)."""
-        row = {"student_id": self.student_id, "assignment": self.assignment}
+        """The CSV columns: nbgrader's stock ones, ``part_<letter>`` for each of
+        ``letters``, then :data:`CSV_TAIL`."""
+        row = {k: self.stock.get(k, "") for k in STOCK_COLUMNS}
         row |= {f"part_{p}": _fmt(self.parts.get(p, 0.0)) for p in letters}
         row |= {"autograded": _fmt(self.autograded),
                 "autograded_max": _fmt(self.autograded_max), "manual": _fmt(self.manual),
-                "manual_max": _fmt(self.manual_max), "total": _fmt(self.total),
-                "max": _fmt(self.max_score),
+                "manual_max": _fmt(self.manual_max),
                 "needs_manual_grade": str(self.needs_manual_grade).lower(),
-                "grader_notes": self.grader_notes}
+                "flagged": str(self.flagged).lower(), "grader_notes": self.grader_notes}
         return row
 
 
@@ -104,6 +129,26 @@ class FailingCheck:
 
 
 @dataclass(frozen=True)
+class TotalStats:
+    """The students' total scores (every cell, the memo included) over a group, and what
+    still waits: ``memos_waiting`` submissions whose memo no person graded yet,
+    ``flagged`` and ``not_graded`` (collected, not in the gradebook) as
+    ``student/assignment``."""
+
+    max_score: float
+    mean: float
+    distribution: tuple[tuple[str, int], ...]
+    memos_waiting: int
+    flagged: tuple[str, ...] = ()
+    not_graded: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {"max_score": self.max_score, "mean": round(self.mean, 4),
+                "distribution": dict(self.distribution), "memos_waiting": self.memos_waiting,
+                "flagged": list(self.flagged), "not_graded": list(self.not_graded)}
+
+
+@dataclass(frozen=True)
 class GroupSummary:
     """Summary of one lab (all its tracks) or of one track (one assignment)."""
 
@@ -112,6 +157,7 @@ class GroupSummary:
     submissions: int
     parts: tuple[PartStats, ...]
     failing_checks: tuple[FailingCheck, ...]
+    totals: TotalStats = TotalStats(0.0, 0.0, (), 0)
 
     @property
     def weakest_part(self) -> PartStats | None:
@@ -124,6 +170,7 @@ class GroupSummary:
     def to_dict(self) -> dict[str, object]:
         weakest = self.weakest_part
         return {"assignments": list(self.assignments), "submissions": self.submissions,
+                "totals": self.totals.to_dict(),
                 "parts": {p.part: p.to_dict() for p in self.parts},
                 "weakest_part": weakest.part if weakest else None,
                 "failing_checks": [c.to_dict() for c in self.failing_checks]}
@@ -179,9 +226,23 @@ def _score(auto: float | None, manual: float | None) -> float:
     return float(value or 0.0)
 
 
+def _stock(sub: SubmittedAssignment, assignment: Assignment) -> dict[str, str]:
+    """nbgrader's stock export columns of one submission, formatted as its
+    ``CsvExportPlugin`` writes them (``str`` of each value, ``""`` for None)."""
+    student = sub.student
+    raw, penalty = float(sub.score), sub.late_submission_penalty
+    values = {"assignment": assignment.name, "duedate": assignment.duedate,
+              "timestamp": sub.timestamp, "student_id": student.id,
+              "last_name": student.last_name, "first_name": student.first_name,
+              "email": student.email, "raw_score": raw, "late_submission_penalty": penalty,
+              "score": max(0.0, raw - (penalty or 0.0)), "max_score": assignment.max_score}
+    return {k: "" if v is None else str(v) for k, v in values.items()}
+
+
 def grade_rows(gb: Gradebook, course_root: Path, assignment: str) -> list[GradeRow]:
     """One :class:`GradeRow` per submission of ``assignment``, sorted by student id."""
     try:
+        record = gb.find_assignment(assignment)
         submissions = gb.assignment_submissions(assignment)
     except MissingEntry:
         return []
@@ -190,6 +251,7 @@ def grade_rows(gb: Gradebook, course_root: Path, assignment: str) -> list[GradeR
         parts: defaultdict[str, float] = defaultdict(float)
         part_max: defaultdict[str, float] = defaultdict(float)
         auto = auto_max = manual = manual_max = 0.0
+        waiting = False
         for notebook in sub.notebooks:
             for grade in notebook.grades:
                 score, top = _score(grade.auto_score, grade.manual_score), grade.max_score or 0.0
@@ -201,12 +263,16 @@ def grade_rows(gb: Gradebook, course_root: Path, assignment: str) -> list[GradeR
                     auto, auto_max = auto + score, auto_max + top
                 else:
                     manual, manual_max = manual + score, manual_max + top
+                    waiting = waiting or bool(grade.needs_manual_grade)
         student = sub.student.id
         notes = read_grader_notes(course_root / "autograded" / student / assignment
                                   / GRADING_NOTES)
         rows.append(GradeRow(student, assignment, dict(parts), dict(part_max), auto, auto_max,
-                             manual, manual_max, auto + manual, auto_max + manual_max,
-                             bool(sub.needs_manual_grade), notes))
+                             manual, manual_max, float(sub.score), float(record.max_score),
+                             bool(sub.needs_manual_grade), notes,
+                             float(sub.late_submission_penalty or 0.0),
+                             any(nb.flagged for nb in sub.notebooks), _stock(sub, record),
+                             waiting))
     return sorted(rows, key=lambda r: r.student_id)
 
 
@@ -215,16 +281,43 @@ def _letters(rows: Iterable[GradeRow]) -> list[str]:
     return sorted(found | set(PART_LETTERS))
 
 
-def write_csv(path: Path, rows: Sequence[GradeRow]) -> Path:
-    """Write ``rows`` (one assignment) to ``path`` with the part columns A-D (and any more)."""
+def write_rows(fh: IO[str], rows: Sequence[GradeRow]) -> None:
+    """Write ``rows`` as CSV to the open text file ``fh``: nbgrader's stock columns, the
+    part columns A-D (and any more), then :data:`CSV_TAIL`."""
     letters = _letters(rows)
-    columns = [*CSV_HEAD, *(f"part_{p}" for p in letters), *CSV_TAIL]
+    writer = csv.DictWriter(fh, fieldnames=[*STOCK_COLUMNS, *(f"part_{p}" for p in letters),
+                                            *CSV_TAIL])
+    writer.writeheader()
+    writer.writerows(r.csv_row(letters) for r in rows)
+
+
+def write_csv(path: Path, rows: Sequence[GradeRow]) -> Path:
+    """Write ``rows`` (:func:`write_rows`) to the file ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(r.csv_row(letters) for r in rows)
+        write_rows(fh, rows)
     return path
+
+
+class LabkitExportPlugin(ExportPlugin):
+    """nbgrader's export plugin for the labkit CSV: ``nbgrader export
+    --exporter=labkit.course.report.LabkitExportPlugin [--to FILE] [--assignment A]
+    [--student S]``. nbgrader's stock columns first (the same values as its
+    ``CsvExportPlugin``), then the part scores and labkit's columns. One row per
+    submission: a student takes one track of a lab, so the other tracks get no zero
+    rows."""
+
+    def export(self, gradebook: Gradebook) -> None:
+        dest = Path(self.to or "grades.csv")
+        coursedir = getattr(self.parent, "coursedir", None)
+        root = Path(coursedir.root if coursedir is not None else ".").resolve()
+        wanted = {str(a) for a in self.assignment}
+        students = {str(s) for s in self.student}
+        rows = [r for a in gradebook.assignments if not wanted or a.name in wanted
+                for r in grade_rows(gradebook, root, a.name)
+                if not students or r.student_id in students]
+        self.log.info("Exporting %d submission(s) to %s", len(rows), dest)
+        write_csv(dest, rows)
 
 
 # -- autograded notebooks -> failing checks -----------------------------------------------
@@ -276,14 +369,87 @@ def part_stats(part: str, scores: Sequence[tuple[float, float]]) -> PartStats:
     return PartStats(part, top, mean, fraction, {_fmt(k): bins[k] for k in sorted(bins)})
 
 
+def total_bins(totals: Sequence[float], max_score: float,
+               bins: int = TOTAL_BINS) -> tuple[tuple[str, int], ...]:
+    """Students per range of total score: ``bins`` equal ranges of ``[0, max_score]``,
+    each ``[lo, hi)`` but the last, ``[lo, max]``; a total above the maximum (extra
+    credit) counts in the last, below 0 in the first."""
+    if max_score <= 0 or bins < 1:
+        return ()
+    width = max_score / bins
+    counts = [0] * bins
+    for total in totals:
+        counts[min(bins - 1, max(0, int(total // width)))] += 1
+    edges = [_fmt(k * width) for k in range(bins + 1)]
+    return tuple((f"[{edges[k]}, {edges[k + 1]}{']' if k == bins - 1 else ')'}", n)
+                 for k, n in enumerate(counts))
+
+
+def total_stats(rows: Sequence[GradeRow], max_score: float,
+                not_graded: Sequence[str] = ()) -> TotalStats:
+    """:class:`TotalStats` of ``rows`` (one row per student and assignment)."""
+    totals = [r.total for r in rows]
+    return TotalStats(max_score, sum(totals) / len(totals) if totals else 0.0,
+                      total_bins(totals, max_score),
+                      sum(r.memo_waiting for r in rows),
+                      tuple(f"{r.student_id}/{r.assignment}" for r in rows if r.flagged),
+                      tuple(not_graded))
+
+
 def summarise(name: str, assignments: Sequence[str], rows: Sequence[GradeRow],
-              checks: Counter[tuple[str, str]]) -> GroupSummary:
-    """A :class:`GroupSummary` of ``rows`` and the failing-check counts ``checks``."""
+              checks: Counter[tuple[str, str]], max_score: float = 0.0,
+              not_graded: Sequence[str] = ()) -> GroupSummary:
+    """A :class:`GroupSummary` of ``rows`` and the failing-check counts ``checks``;
+    ``max_score`` is the assignments' total (memo included)."""
     parts = tuple(part_stats(p, [(r.parts.get(p, 0.0), r.part_max.get(p, 0.0)) for r in rows])
                   for p in _letters(rows))
     top = sorted(checks.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_FAILING]
     return GroupSummary(name, tuple(assignments), len(rows), parts,
-                        tuple(FailingCheck(g, label, n) for (g, label), n in top))
+                        tuple(FailingCheck(g, label, n) for (g, label), n in top),
+                        total_stats(rows, max_score, not_graded))
+
+
+def not_graded(course_root: Path, assignment: str, rows: Sequence[GradeRow]) -> list[str]:
+    """``student/assignment`` collected under ``submitted/`` with no gradebook row
+    (grading failed, or did not run yet)."""
+    submitted = Path(course_root) / "submitted"
+    have = {r.student_id for r in rows}
+    if not submitted.is_dir():
+        return []
+    return [f"{p.name}/{assignment}" for p in sorted(submitted.iterdir())
+            if (p / assignment).is_dir() and p.name not in have]
+
+
+@dataclass(frozen=True)
+class AssignmentStatus:
+    """One assignment in the gradebook, for the terminal summary: its points (the memo
+    included), each student's total, who waits for a person or was flagged."""
+
+    max_score: float
+    manual_max: float
+    totals: Mapping[str, float]
+    memos_waiting: tuple[str, ...]
+    flagged: tuple[str, ...]
+
+
+def gradebook_status(course_root: Path, db_url: str, course_id: str,
+                     assignments: Sequence[str]) -> dict[str, AssignmentStatus]:
+    """:class:`AssignmentStatus` of each of ``assignments`` known to the gradebook."""
+    out = {}
+    with Gradebook(db_url, course_id) as gb:
+        for name in assignments:
+            try:
+                record = gb.find_assignment(name)
+            except MissingEntry:
+                continue
+            manual = sum(c.max_score or 0.0 for nb in record.notebooks
+                         for c in nb.grade_cells if c.cell_type != "code")
+            rows = grade_rows(gb, Path(course_root), name)
+            out[name] = AssignmentStatus(
+                float(record.max_score), float(manual), {r.student_id: r.total for r in rows},
+                tuple(r.student_id for r in rows if r.memo_waiting),
+                tuple(r.student_id for r in rows if r.flagged))
+    return out
 
 
 def _lab_and_track(assignment: str) -> tuple[str, str]:
@@ -365,11 +531,40 @@ def _pct(value: float) -> str:
     return f"{value:.0%}"
 
 
+def _names(items: Sequence[str]) -> str:
+    return ", ".join(_E(x) for x in items)
+
+
+def _totals_html(group: GroupSummary) -> list[str]:
+    """The total-score chart and what waits: memos, flagged, not graded."""
+    t = group.totals
+    lab = _lab_and_track(group.assignments[0])[0] if group.assignments else group.name
+    lines = []
+    if group.submissions:
+        lines.append(f"<p>Total score, memo included: mean {t.mean:.2f} of "
+                     f"{_fmt(t.max_score)} points over {group.submissions} submission"
+                     f"{'s' if group.submissions != 1 else ''}.</p>")
+        lines.append(bar_chart_svg(f"Total score ({_fmt(t.max_score)} points)",
+                                   list(t.distribution), x_label="total points",
+                                   y_label="students", width=380))
+        lines.append(f"<p>{t.memos_waiting} memo{'s wait' if t.memos_waiting != 1 else ' waits'}"
+                     " for a person (nbgrader formgrader, Manual Grading).</p>"
+                     if t.memos_waiting else "<p>Every memo is graded.</p>")
+        lines.append(f"<p>Flagged for review ({len(t.flagged)}): {_names(t.flagged)}.</p>"
+                     if t.flagged else "<p>No submission is flagged for review.</p>")
+    if t.not_graded:
+        lines.append(f"<p>Collected but not in the gradebook ({len(t.not_graded)}: grading "
+                     f"failed or has not run): {_names(t.not_graded)}; run <code>labkit "
+                     f"course grade {_E(lab)}</code>.</p>")
+    return lines
+
+
 def _group_html(group: GroupSummary, heading: str) -> str:
     if not group.submissions:
-        return f"<p>{_E(heading)}: no submissions in the gradebook.</p>"
+        return "\n".join([f"<p>{_E(heading)}: no submissions in the gradebook.</p>",
+                          *_totals_html(group)])
     weakest = group.weakest_part
-    lines = []
+    lines = _totals_html(group)
     if weakest is not None:
         ties = [p.part for p in group.parts if p is not weakest and p.max_points > 0
                 and abs(p.mean_fraction - weakest.mean_fraction) < 1e-9]
@@ -438,16 +633,22 @@ def render_summary_html(labs: Sequence[LabSummary], generated: str = "") -> str:
 
 # -- export -------------------------------------------------------------------------------
 
-def export(course_root: Path, db_url: str, out_dir: Path, assignments: Sequence[str]) -> Export:
+def export(course_root: Path, db_url: str, out_dir: Path, assignments: Sequence[str],
+           course_id: str = "labkit") -> Export:
     """Grade CSVs per assignment plus ``summary.json`` and ``summary.html`` in ``out_dir``."""
     root, out_dir = Path(course_root).resolve(), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rows: dict[str, list[GradeRow]] = {}
     checks: dict[str, Counter[tuple[str, str]]] = {}
+    tops: dict[str, float] = {}
     csv_paths = []
-    with Gradebook(db_url) as gb:
+    with Gradebook(db_url, course_id) as gb:
         for assignment in assignments:
             rows[assignment] = grade_rows(gb, root, assignment)
+            try:
+                tops[assignment] = float(gb.find_assignment(assignment).max_score)
+            except MissingEntry:
+                tops[assignment] = 0.0
             counter: Counter[tuple[str, str]] = Counter()
             for student, notebooks in submissions(gb, assignment):
                 for nb in notebooks:
@@ -459,12 +660,15 @@ def export(course_root: Path, db_url: str, out_dir: Path, assignments: Sequence[
     by_lab: dict[str, list[str]] = {}
     for assignment in assignments:
         by_lab.setdefault(_lab_and_track(assignment)[0], []).append(assignment)
+    waiting = {a: not_graded(root, a, rows[a]) for a in assignments}
     labs = []
     for lab, members in by_lab.items():
-        tracks = tuple(summarise(_lab_and_track(a)[1], [a], rows[a], checks[a])
-                       for a in members)
+        tracks = tuple(summarise(_lab_and_track(a)[1], [a], rows[a], checks[a], tops[a],
+                                 waiting[a]) for a in members)
         overall = summarise(lab, members, [r for a in members for r in rows[a]],
-                            sum((checks[a] for a in members), Counter()))
+                            sum((checks[a] for a in members), Counter()),
+                            max(tops[a] for a in members),
+                            [x for a in members for x in waiting[a]])
         labs.append(LabSummary(lab, overall, tracks))
 
     generated = datetime.now(UTC).isoformat(timespec="seconds")
