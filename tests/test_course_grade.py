@@ -9,15 +9,18 @@ import shutil
 import signal
 import subprocess
 import time
+from collections import Counter
 
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
 from course_helpers import BIN, ROOT
-from grading_helpers import EXPECTED, fixture_course, gradebook_scores
+from grading_helpers import EXPECTED, FIXTURES, fixture_course, gradebook_scores
 from labkit.course import demo
 from labkit.course.grade import GradeError, GradeOptions, _lock, grade, read_journal
+
+JOB_LIMIT = 15  # s: a warm server grades a Lab 1 submission in 4-10 s on a loaded 2-core box
 
 
 def _labkit(*args: str, **kw) -> subprocess.Popen:
@@ -83,16 +86,38 @@ def test_a_submission_past_its_time_limit_fails_alone(tmp_path):
             "full"]
 
 
-def test_dask_cluster_grades_like_the_local_pool(tmp_path):
+@pytest.fixture(scope="module")
+def lab1_cloud_fleet_course(tmp_path_factory):
+    """A course with lab1_cloud_fleet generated and nothing submitted, built once for the
+    Dask tests (nbgrader generate_assignment costs ~8 s of CPU); each test grades a copy."""
+    base = tmp_path_factory.mktemp("course")
+    demo.new_course(ROOT, base, ["lab1_cloud_fleet"])
+    return base
+
+
+def _dask_course(base, dest, students: dict[str, str]) -> str:
+    """A copy of ``base`` with fixture submissions, named as given (``name: fixture``)."""
+    shutil.copytree(base, dest, dirs_exist_ok=True)
+    for name, fixture in students.items():
+        shutil.copytree(FIXTURES / "submitted" / fixture / "lab1_cloud_fleet",
+                        dest / "submitted" / name / "lab1_cloud_fleet", symlinks=True)
+    return f"sqlite:///{dest / 'gradebook.db'}"
+
+
+def test_dask_cluster_grades_like_the_local_pool(tmp_path, lab1_cloud_fleet_course):
     import distributed  # a dev dependency: the test fails, never skips, without it
 
+    from labkit.course import dask_pool
+
     students = ["full", "partial", "kernel_death", "corrupt_json"]
-    db_url = fixture_course(tmp_path, ["lab1_cloud_fleet"], students=students)
+    db_url = _dask_course(lab1_cloud_fleet_course, tmp_path, {s: s for s in students})
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
                        options=GradeOptions(scheduler=cluster.scheduler_address,
                                             cell_timeout=10, progress=False))
+        with distributed.Client(cluster) as client:
+            served = [s for jobs in client.run(dask_pool.served).values() for s in jobs]
     assert not report.errors, report.summary()
     scores = gradebook_scores(db_url)
     for student in students:
@@ -101,6 +126,50 @@ def test_dask_cluster_grades_like_the_local_pool(tmp_path):
     nb = nbformat.read(tmp_path / "autograded" / "full" / "lab1_cloud_fleet" /
                        "inference_economy.ipynb", as_version=4)
     assert any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
+    # 4 jobs on 2 workers: a warm server (one nbgrader import) graded more than one of them
+    assert sorted(s["student"] for s in served) == sorted(students)
+    assert {s["status"] for s in served} == {"graded"}
+    assert max(Counter(s["pid"] for s in served).values()) > 1, served
+
+
+def test_a_killed_job_or_a_dying_kernel_on_a_dask_worker_fails_alone(
+        tmp_path, lab1_cloud_fleet_course):
+    """One worker, one thread: its jobs run in order. A job past its limit gets an error
+    and its server is replaced; a kernel that dies costs its own cell, and the next job on
+    the same server still grades."""
+    import distributed
+
+    from labkit.course import dask_pool
+    from labkit.course.hostile import Hostile, _prefix, write_hostile
+
+    a = "lab1_cloud_fleet"
+    db_url = _dask_course(lab1_cloud_fleet_course, tmp_path,
+                          {"b_kernel_death": "kernel_death", "c_partial": "partial"})
+    sleeper = Hostile("sleeper", "Part A answer sleeps (no CPU) past the job limit", "full",
+                      _prefix("lab1-a-exercise", "import time\ntime.sleep(600)"))
+    write_hostile(sleeper, tmp_path, a, tmp_path / "submitted" / "a_sleeper" / a)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        report = grade(tmp_path, [a], db_url=db_url, options=GradeOptions(
+            scheduler=cluster.scheduler_address, cell_timeout=120, job_timeout=JOB_LIMIT,
+            progress=False))
+        with distributed.Client(cluster) as client:
+            (served,) = client.run(dask_pool.served).values()
+    outcome = {o.student: o for o in report.outcomes}
+    assert outcome["a_sleeper"].status == "error"
+    assert f"{JOB_LIMIT} s limit" in outcome["a_sleeper"].error
+    died = outcome["b_kernel_death"]
+    assert died.status == "graded" and "kernel-failure" in died.findings and died.flagged
+    assert died.score == EXPECTED[f"kernel_death/{a}"]["score"]
+    assert outcome["c_partial"].status == "graded"
+    assert outcome["c_partial"].score == EXPECTED[f"partial/{a}"]["score"]
+    assert [s["student"] for s in served] == list(outcome)  # in order, one at a time
+    assert [s["status"] for s in served] == ["error", "graded", "graded"]
+    pids = [s["pid"] for s in served]
+    assert pids[0] != pids[1] == pids[2], served  # killed, replaced; survived the kernel
+    with Gradebook(db_url, "labkit") as gb:
+        assert sorted(s.student.id for s in gb.find_assignment(a).submissions) == [
+            "b_kernel_death", "c_partial"]
 
 
 def test_bad_requests_name_the_problem(tmp_path):

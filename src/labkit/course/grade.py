@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import queue
@@ -29,7 +28,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -363,41 +361,18 @@ class _LocalPool:
             t.join(timeout=60)
 
 
-def pack_job(folder: Path) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name in ("job.json", "gradebook.db", "raw", "release", "source"):
-            # symlinks are never graded; leave them out rather than ship them
-            tar.add(folder / name, arcname=name,
-                    filter=lambda info: None if info.issym() or info.islnk() else info)
-    return buf.getvalue()
-
-
-def _unpack_result(payload: bytes, folder: Path) -> None:
-    with tarfile.open(fileobj=io.BytesIO(payload), mode="r:gz") as tar:
-        tar.extractall(folder, filter="data")
-
-
 def _run_dask(scheduler: str, jobs: Sequence[_Job], options: GradeOptions,
               on_done: Callable[[_Job], None]) -> None:
     try:
-        from distributed import Client, as_completed
+        from labkit.course import dask_pool
     except ImportError:  # pragma: no cover - the dev extra installs it
         raise GradeError("--scheduler needs dask.distributed: pip install "
                          "'labkit[scale]'") from None
-    from labkit.course.worker import grade_packed
 
-    with Client(scheduler, timeout=30) as client:
-        futures = {client.submit(grade_packed, pack_job(job.folder), options.job_timeout,
-                                 pure=False, key=f"labkit-grade-{job.folder.name}-"
-                                 f"{os.urandom(4).hex()}"): job for job in jobs}
-        for future in as_completed(futures):
-            job = futures[future]
-            try:
-                _unpack_result(future.result(), job.folder)
-            except Exception as exc:
-                _error_result(job.folder, f"dask: {type(exc).__name__}: {exc}")
-            on_done(job)
+    by_folder = {job.folder: job for job in jobs}
+    dask_pool.run(scheduler, list(by_folder), job_timeout=options.job_timeout,
+                  memory_bytes=(options.memory_mb + 3072) * 1024**2,
+                  on_done=lambda folder: on_done(by_folder[folder]))
 
 
 # -- merge --------------------------------------------------------------------------------

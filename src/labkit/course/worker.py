@@ -15,9 +15,10 @@ through nbgrader's ``Gradebook`` API, findings, timings) next to ``course/autogr
 The snapshot is thrown away: only the grading process (never student code) writes the
 course gradebook, from ``result.json``.
 
-``python -m labkit.course.worker JOB`` grades one job (Dask runs this); ``--serve`` reads
-job folders from stdin, one per line, and answers ``done JOB`` on stdout, so a pool pays
-nbgrader's two-second import once per worker rather than once per submission.
+``python -m labkit.course.worker JOB`` grades one job; ``--serve`` reads job folders from
+stdin, one per line, and answers ``done JOB`` on stdout, so a pool (the local pool, and
+each Dask worker's :class:`~labkit.course.dask_pool.GraderPlugin`) pays nbgrader's
+two-second import once per worker process rather than once per submission.
 """
 
 from __future__ import annotations
@@ -40,6 +41,15 @@ def _write_json(path: Path, payload: object) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload, indent=1, default=str))
     os.replace(tmp, path)
+
+
+def write_error(job_dir: Path, message: str) -> None:
+    """Give a job that did not finish an error ``result.json`` (one it wrote is kept)."""
+    if not (job_dir / RESULT).exists():
+        job = json.loads((job_dir / "job.json").read_text())
+        _write_json(job_dir / RESULT, {"assignment": job["assignment"],
+                                       "student": job["student"], "status": "error",
+                                       "error": message, "findings": []})
 
 
 def _read_results(db_url: str, course_id: str, assignment: str, student: str) -> dict:
@@ -234,42 +244,6 @@ def _timings(phases: Mapping[str, float], *, prepare: float,
                                     - timings.get("judge", 0.0)
                                     - timings.get("database", 0.0))
     return timings
-
-
-def grade_packed(payload: bytes, timeout: float) -> bytes:
-    """Dask task: unpack a job archive, grade it in a fresh process, return the results.
-
-    The archive comes from :func:`labkit.course.grade.pack_job`; the answer holds
-    ``result.json`` and ``course/autograded``. No shared file system is needed.
-    """
-    import io
-    import subprocess
-    import tarfile
-    import tempfile
-
-    base = Path(tempfile.mkdtemp(prefix="lkg-"))
-    try:
-        folder = base / "j" / "0"
-        folder.mkdir(parents=True)
-        with tarfile.open(fileobj=io.BytesIO(payload), mode="r:gz") as tar:
-            tar.extractall(folder, filter="data")
-        try:
-            subprocess.run([sys.executable, "-m", "labkit.course.worker", str(folder)],
-                           timeout=timeout, start_new_session=True, capture_output=True)
-        except subprocess.TimeoutExpired:
-            job = json.loads((folder / "job.json").read_text())
-            _write_json(folder / RESULT, {
-                "assignment": job["assignment"], "student": job["student"], "status": "error",
-                "error": f"grading stopped: the submission exceeded the {timeout} s limit",
-                "findings": []})
-        buf = io.BytesIO()
-        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-            tar.add(folder / RESULT, arcname=RESULT)
-            if (folder / "course" / "autograded").is_dir():
-                tar.add(folder / "course" / "autograded", arcname="course/autograded")
-        return buf.getvalue()
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def serve() -> None:
