@@ -9,6 +9,8 @@ import html
 import re
 from collections.abc import Mapping
 
+import ipywidgets as ipw
+
 from labkit.registries.hardware import HARDWARE
 from labkit.registries.models import MODELS
 from labkit.tracks import TRACKS
@@ -42,3 +44,14 @@ def problems(texts: Mapping[str, str]) -> list[str]:
         if m := _ID.search(prose):
             found.append(f"{where}: internal id {m.group(0)!r}")
     return found
+
+
+def control_ends(ctl: ipw.ValueWidget) -> list[object]:
+    """A control's two extreme values (first and last option, or slider min and max)."""
+    opts = getattr(ctl, "options", None)
+    if opts:
+        values = [o[1] if isinstance(o, tuple) else o for o in opts]
+        return [values[0], values[-1]]
+    if isinstance(ctl, ipw.FloatLogSlider):
+        return [ctl.base ** ctl.min, ctl.base ** ctl.max]
+    return [ctl.min, ctl.max]

@@ -4,9 +4,7 @@ internal id of a track, device or model where a name belongs."""
 
 from __future__ import annotations
 
-import ipywidgets as ipw
-
-from text_checks import problems
+from text_checks import control_ends, problems
 
 
 def _texts(part) -> dict[str, str]:
@@ -14,16 +12,6 @@ def _texts(part) -> dict[str, str]:
            "math": part.math.body}
     out.update({f"callout {n}": c.value for n, c in part.callouts.items() if c.active})
     return out
-
-
-def _ends(ctl: ipw.ValueWidget) -> list[object]:
-    opts = getattr(ctl, "options", None)
-    if opts:
-        values = [o[1] if isinstance(o, tuple) else o for o in opts]
-        return [values[0], values[-1]]
-    if isinstance(ctl, ipw.FloatLogSlider):
-        return [ctl.base ** ctl.min, ctl.base ** ctl.max]
-    return [ctl.min, ctl.max]
 
 
 def test_every_shown_sentence_is_clean(any_lab):
@@ -36,7 +24,7 @@ def test_every_shown_sentence_is_clean(any_lab):
             if ctl.disabled:
                 continue
             start = ctl.value
-            for value in _ends(ctl):
+            for value in control_ends(ctl):
                 ctl.value = value
                 found += [f"{letter} {name}={value!r}, {p}" for p in problems(_texts(part))]
             ctl.value = start

@@ -9,12 +9,12 @@ from __future__ import annotations
 import html
 import re
 
-import ipywidgets as ipw
 import pytest
 
 from labkit.core.answers import AnswerStore
 from labkit.labs.registry import LABS
 from labkit.tracks import get_track
+from text_checks import control_ends
 
 CNN_TRACKS = ("oura_ring", "robotaxi")
 LM_WORDS = ("session", "replica", "serving", "token", "ttft", "tpot", "kv", "decode",
@@ -65,16 +65,6 @@ def _questions(part) -> dict[str, str]:
     return out
 
 
-def _ends(ctl: ipw.ValueWidget) -> list[object]:
-    opts = getattr(ctl, "options", None)
-    if opts:
-        values = [o[1] if isinstance(o, tuple) else o for o in opts]
-        return [values[0], values[-1]]
-    if isinstance(ctl, ipw.FloatLogSlider):
-        return [ctl.base ** ctl.min, ctl.base ** ctl.max]
-    return [ctl.min, ctl.max]
-
-
 def _offences(where: str, texts: dict[str, str], bad: re.Pattern[str]) -> list[str]:
     found = []
     for key, value in texts.items():
@@ -100,7 +90,7 @@ def test_cnn_widgets_use_the_track_s_own_words(lab_id, track_id, tmp_path, monke
             if ctl.disabled:
                 continue
             start = ctl.value
-            for value in _ends(ctl):
+            for value in control_ends(ctl):
                 ctl.value = value
                 found += _offences(f"{letter} {name}={value!r}", _texts(part), bad)
             ctl.value = start
