@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,3 +71,25 @@ def answer_like_a_student(lab: str, track: str, folder: Path) -> None:
         p = answered.part(part)
         p.predict.commit(p.predict.options[-1])
         p.checkpoint.commit(p.checkpoint.options[0])
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _hidden_regions(nb: nbformat.NotebookNode) -> list[str]:
+    return [region for c in nb.cells for region in re.findall(
+        r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", c.source, re.DOTALL)]
+
+
+def hidden_secrets(lab: str, track: str) -> tuple[set[str], set[str]]:
+    """The hidden test lines and numeric literals a student never sees: in the source
+    notebook's hidden regions and nowhere in the release notebook."""
+    source = nbformat.read(notebook_path("source", lab, track), as_version=4)
+    release = notebook_path("release", lab, track).read_text()
+    shown = {line.strip() for c in nbformat.reads(release, as_version=4).cells
+             for line in c.source.splitlines()}
+    regions = _hidden_regions(source)
+    lines = {line.strip() for r in regions for line in r.splitlines() if line.strip()}
+    numbers = {n for r in regions for n in _NUMBER.findall(r)
+               if n not in release and len(n.replace(".", "").strip("0")) >= 3}
+    return lines - shown, numbers

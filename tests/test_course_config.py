@@ -3,6 +3,7 @@ and agree with each other (course id, service name, formgrader group, exchange).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from jupyterhub.app import JupyterHub
@@ -13,6 +14,7 @@ from nbgrader.exchange.default.exchange import Exchange
 from traitlets.config import Config
 
 from course_helpers import ROOT
+from labkit.course.hub import GRADING_CONFIG, STUDENT_CONFIG
 
 COURSE = ROOT / "course"
 
@@ -51,6 +53,26 @@ def test_jupyterhub_config_names_real_settings_and_matches_the_course():
     role = next(r for r in hub.JupyterHub.load_roles if r["name"] == group)
     assert f"access:services!service={course_id}" in role["scopes"]
     assert shared.Exchange.root.startswith("/")
+
+
+def test_each_server_gets_its_own_origin_and_students_no_formgrader():
+    hub = _load(COURSE / "jupyterhub_config.py")
+    assert hub.JupyterHub.subdomain_host.startswith("https://")  # the documented default
+    (service,) = hub.JupyterHub.services
+    assert service["environment"]["JUPYTER_CONFIG_PATH"] == str(GRADING_CONFIG)
+    assert service["oauth_no_confirm"] is True
+    assert hub.Spawner.environment["JUPYTER_CONFIG_PATH"] == str(STUDENT_CONFIG)
+    grading = json.loads((GRADING_CONFIG / "jupyter_server_config.json").read_text())
+    headers = grading["ServerApp"]["tornado_settings"]["headers"]
+    assert headers["Content-Security-Policy"] == "frame-ancestors 'self'"
+    student = json.loads((STUDENT_CONFIG / "jupyter_server_config.json").read_text())
+    off = student["ServerApp"]["jpserver_extensions"]
+    assert off == {"nbgrader.server_extensions.formgrader": False,
+                   "nbgrader.server_extensions.course_list": False}
+    page = json.loads((STUDENT_CONFIG / "labconfig" / "page_config.json").read_text())
+    assert set(page["disabledExtensions"]) == {
+        "@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+        "@jupyter/nbgrader:course-list"}
 
 
 def test_course_nbgrader_config_points_at_this_repository():

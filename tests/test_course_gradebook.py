@@ -10,14 +10,10 @@ graded in parallel, are the reference."""
 from __future__ import annotations
 
 import os
-import pwd
-import secrets
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,82 +27,16 @@ from grading_helpers import fixture_course, gradebook_scores
 from labkit.course.build import nbgrader
 from labkit.course.grade import GradeError, GradeOptions, grade, read_journal
 from labkit.course.gradebook import STUDENT_TABLES, snapshot_gradebook, writer_lock
+from pg_helpers import Cluster, free_port, pg_cluster
 
 ASSIGNMENT = "lab1_cloud_fleet"
 STUDENTS = ["blank", "partial"]  # all zeros; some cells full marks, some none
 
 
-def _pg_bin() -> Path:
-    """The newest Debian PostgreSQL's bin folder (/usr/lib/postgresql/<major>/bin)."""
-    found = [p.parent for p in Path("/usr/lib/postgresql").glob("*/bin/initdb")
-             if p.parent.parent.name.isdigit()]
-    if not found:
-        pytest.fail("no PostgreSQL server under /usr/lib/postgresql/*/bin: install Debian's "
-                    "postgresql (scripts/system-packages tests)")
-    return max(found, key=lambda p: int(p.parent.name))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Cluster:
-    """A PostgreSQL cluster in ``folder``, owned by an unprivileged user when the tests
-    run as root (the server refuses to run as root), password-protected on loopback."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder, self.bin = folder, _pg_bin()
-        self.password = secrets.token_hex(12)
-        self.prefix: list[str] = []
-        if os.geteuid() == 0:
-            user = pwd.getpwnam("nobody")
-            self.prefix = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
-                           "--clear-groups", "--"]
-            os.chown(folder, user.pw_uid, user.pw_gid)
-        (folder / "pw").write_text(self.password)
-        if self.prefix:
-            os.chown(folder / "pw", user.pw_uid, user.pw_gid)
-        self._run("initdb", "-D", str(folder / "data"), "-U", "labkit", "-E", "UTF8",
-                  f"--pwfile={folder / 'pw'}", "--auth=scram-sha-256", "--no-sync")
-        self.port = _free_port()
-        self._run("pg_ctl", "-D", str(folder / "data"), "-l", str(folder / "log"), "-w",
-                  "-o", f"-p {self.port} -c listen_addresses=127.0.0.1 "
-                  "-c unix_socket_directories='' -c fsync=off", "start")
-
-    def _run(self, tool: str, *args: str) -> None:
-        proc = subprocess.run([*self.prefix, str(self.bin / tool), *args], cwd=self.folder,
-                              capture_output=True, text=True, timeout=60)
-        log = self.folder / "log"
-        assert proc.returncode == 0, (proc.stdout, proc.stderr,
-                                      log.read_text() if log.exists() else "")
-
-    def url(self, database: str, password: str | None = None) -> str:
-        return (f"postgresql://labkit:{password or self.password}@127.0.0.1:{self.port}/"
-                f"{database}")
-
-    def create(self, database: str, template: str | None = None) -> str:
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{database}"'
-                         + (f' TEMPLATE "{template}"' if template else ""))
-        return self.url(database)
-
-    def stop(self) -> None:
-        self._run("pg_ctl", "-D", str(self.folder / "data"), "-m", "immediate", "stop")
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Cluster]:
-    folder = Path(tempfile.mkdtemp(prefix="labkit-pg-"))  # not under root's 0700 tmp
-    try:
-        pg = Cluster(folder)
-        try:
-            yield pg
-        finally:
-            pg.stop()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with pg_cluster() as pg:
+        yield pg
 
 
 @pytest.fixture(scope="module")
@@ -212,7 +142,7 @@ def test_bad_gradebook_urls_name_db_url(cluster, course, tmp_path):
         ("sqlite://", "names no file"),
         (cluster.url("course", secret), "password authentication failed"),
         (cluster.url("nowhere"), 'database "nowhere" does not exist'),
-        (f"postgresql://labkit:{secret}@127.0.0.1:{_free_port()}/course", "refused"),
+        (f"postgresql://labkit:{secret}@127.0.0.1:{free_port()}/course", "refused"),
     ]:
         with pytest.raises(GradeError, match="db_url") as err:
             grade(root, [ASSIGNMENT], db_url=url)

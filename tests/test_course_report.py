@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import re
 import shutil
 import warnings
 import xml.etree.ElementTree as ET
@@ -27,7 +26,14 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets.config import Config
 
-from course_helpers import ROOT, kernel_env, nbgrader_meta, notebook_path, run_nbgrader
+from course_helpers import (
+    ROOT,
+    hidden_secrets,
+    kernel_env,
+    nbgrader_meta,
+    notebook_path,
+    run_nbgrader,
+)
 from labkit.core.answers import AnswerStore
 from labkit.course import feedback as fb
 from labkit.course import report
@@ -353,28 +359,6 @@ class _Page(HTMLParser):
         return "".join(self.text) + "\n" + "\n".join(self.scripts)
 
 
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
-
-
-def _hidden_regions(nb: nbformat.NotebookNode) -> list[str]:
-    return [region for c in nb.cells for region in re.findall(
-        r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", c.source, re.DOTALL)]
-
-
-def _secrets() -> tuple[set[str], set[str]]:
-    """The hidden test lines and numeric literals a student never sees: in the source
-    notebook's hidden regions and nowhere in the release notebook."""
-    source = nbformat.read(notebook_path("source", LAB.id, TRACK), as_version=4)
-    release = notebook_path("release", LAB.id, TRACK).read_text()
-    shown = {line.strip() for c in nbformat.reads(release, as_version=4).cells
-             for line in c.source.splitlines()}
-    regions = _hidden_regions(source)
-    lines = {line.strip() for r in regions for line in r.splitlines() if line.strip()}
-    numbers = {n for r in regions for n in _NUMBER.findall(r)
-               if n not in release and len(n.replace(".", "").strip("0")) >= 3}
-    return lines - shown, numbers
-
-
 @pytest.fixture(scope="module")
 def pages(course, feedback) -> dict[str, _Page]:
     """Every feedback page: write_feedback's, and the `nbgrader generate_feedback` CLI's
@@ -391,7 +375,7 @@ def pages(course, feedback) -> dict[str, _Page]:
 
 
 def test_feedback_shows_no_hidden_test_and_no_expected_value(pages):
-    lines, numbers = _secrets()
+    lines, numbers = hidden_secrets(LAB.id, TRACK)
     assert len(lines) >= 8 and "0.6403724525650035" in numbers  # Part C's expected value
     for name, page in pages.items():
         text = page.all_text
@@ -410,7 +394,7 @@ def test_the_hidden_test_check_would_see_a_leak(course):
     """Control: the same notebook rendered with nbconvert's defaults shows the hidden
     tests (in the sources and in carol's output), so the check above can fail."""
     root, _ = course
-    lines, numbers = _secrets()
+    lines, numbers = hidden_secrets(LAB.id, TRACK)
     for student in ("alice", "carol"):
         nb = nbformat.read(root / "autograded" / student / ASSIGNMENT / f"{NOTEBOOK}.ipynb",
                            as_version=4)
