@@ -30,18 +30,18 @@ def _labkit(*args: str, **kw) -> subprocess.Popen:
 
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
-    assignments = ["lab1_cloud_fleet", "lab1_iphone"]
+    assignments = ["lab1_iphone"]  # three submissions: killed after the first
     db_url = fixture_course(tmp_path, assignments, students=list(demo.HONEST))
-    args = ("course", "grade", "lab1", "--track", "cloud_fleet", "--track", "iphone",
+    args = ("course", "grade", "lab1", "--track", "iphone",
             "--root", str(tmp_path), "--workers", "1")
     proc = _labkit(*args)
     deadline = time.time() + 120
-    while len(read_journal(tmp_path)) < 2 and time.time() < deadline:
+    while not read_journal(tmp_path) and time.time() < deadline:
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     first = read_journal(tmp_path)
-    assert 2 <= len(first) < 6, "the kill should land mid-run"
+    assert 1 <= len(first) < 3, "the kill should land mid-run"
 
     rerun = _labkit(*args)
     out, _ = rerun.communicate(timeout=300)
@@ -49,10 +49,10 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     assert f"{len(first)} already graded" in out
     journal = read_journal(tmp_path)
     lines = (tmp_path / ".labkit" / "grade_journal.jsonl").read_text().splitlines()
-    assert len(journal) == 6 and len(lines) == 6, "each submission journaled exactly once"
+    assert len(journal) == 3 and len(lines) == 3, "each submission journaled exactly once"
     with Gradebook(db_url, "labkit") as gb:
         rows = [(s.student.id, a.name) for a in gb.assignments for s in a.submissions]
-        assert len(rows) == len(set(rows)) == 6
+        assert len(rows) == len(set(rows)) == 3
         for student, assignment in rows:
             sub = gb.find_submission(assignment, student)
             auto = [g for nb in sub.notebooks for g in nb.grades if g.cell.cell_type == "code"]

@@ -467,6 +467,18 @@ def test_withheld_outputs_keep_the_students_message_only():
     assert [o.get("text") for o in nb.cells[1].outputs] == [fb.WITHHELD, fine.text]
 
 
+def test_widget_outputs_read_as_a_note_not_their_repr():
+    view = nbformat.v4.new_output("display_data", data={
+        fb.WIDGET_VIEW: {"model_id": "abc", "version_major": 2, "version_minor": 0},
+        "text/plain": "VBox(children=(HTML(value='<div>You predicted <b>365</b>')))"})
+    text = nbformat.v4.new_output("stream", name="stdout", text="Part A: ok\n")
+    nb = nbformat.v4.new_notebook(cells=[_cell("show()", test=False, outputs=[view, text])])
+    nb, _ = fb.SummariseWidgetOutputs().preprocess(nb, {})
+    assert nb.cells[0].outputs[0].data == {"text/plain": fb.WIDGET_NOTE}
+    assert nb.cells[0].outputs[1] == text
+    assert fb.SummariseWidgetOutputs in fb.FEEDBACK_PREPROCESSORS
+
+
 def test_feedback_release_feedback_cannot_release_is_set_aside(course, tmp_path):
     """A submission without nbgrader submit's secret (collected by hand) would stop
     `nbgrader release_feedback` for everyone after it: its feedback moves to

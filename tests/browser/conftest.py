@@ -1,5 +1,6 @@
 """Browser-test fixtures: Debian's chromium through Playwright, and real JupyterLab servers
-over temporary copies of the student's ``release/`` and of the instructor's course.
+over a temporary copy of the student's ``release/`` (the instructor's formgrader runs
+in tests/hub, behind a real JupyterHub).
 
 Chromium is never downloaded: the tests launch ``/usr/bin/chromium`` (``apt-get install
 chromium``; ``.ci/run`` installs it). Without it they fail with that instruction rather
@@ -18,10 +19,9 @@ import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
 from browser_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, JupyterServer, NotebookPage
-from course_helpers import ROOT, kernel_env, run_nbgrader
+from course_helpers import ROOT
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-LAB1_ASSIGNMENTS = "lab1_*"
 TALL_SCREENSHOT_PX = 16_000
 
 
@@ -53,28 +53,6 @@ def student_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyter
     home.mkdir()
     server = JupyterServer(root, home, "student",
                            env={"LABKIT_LEDGER": str(tmp / "ledger.json")}).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def instructor_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterServer]:
-    """JupyterLab over a temporary course (config, ``course/``, ``source/``) whose gradebook
-    holds the Lab 1 assignments (``nbgrader generate_assignment``), nbgrader's formgrader on."""
-    tmp = tmp_path_factory.mktemp("instructor")
-    root, home, exchange = tmp / "course", tmp / "home", tmp / "exchange"
-    for d in (root, home, exchange):
-        d.mkdir()
-    shutil.copy(ROOT / "nbgrader_config.py", root)
-    shutil.copytree(ROOT / "course", root / "course")
-    shutil.copytree(ROOT / "source", root / "source")
-    db = root / "gradebook.db"
-    env = kernel_env(tmp)
-    run_nbgrader(root, "generate_assignment", LAB1_ASSIGNMENTS, "--force", env=env, db=db)
-    server = JupyterServer(root, home, "instructor", env=env, extra_args=(
-        "--ServerApp.jpserver_extensions=nbgrader.server_extensions.formgrader=True",
-        f"--CourseDirectory.root={root}", f"--CourseDirectory.db_url=sqlite:///{db}",
-        f"--Exchange.root={exchange}")).start()
     yield server
     server.stop()
 

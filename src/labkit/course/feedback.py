@@ -120,6 +120,27 @@ class WithholdHiddenTestOutputs(NbGraderPreprocessor):
         return output
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_NOTE = "(an interactive view: open the notebook in JupyterLab to use it)"
+
+
+class SummariseWidgetOutputs(NbGraderPreprocessor):
+    """Feedback preprocessor: a widget output reads as a short note, not its Python repr.
+
+    Static HTML cannot run a widget, so nbconvert shows a widget view's ``text/plain``
+    fallback -- ``VBox(children=(HTML(value='<div>...``, the widget's whole state as
+    code. The note replaces that fallback; other outputs are left as they are."""
+
+    def preprocess(self, nb: NotebookNode,
+                   resources: dict) -> tuple[NotebookNode, dict]:
+        for cell in nb.cells:
+            for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+                data = output.get("data", {})
+                if WIDGET_VIEW in data:
+                    output.data = {"text/plain": WIDGET_NOTE}
+        return nb, resources
+
+
 class ClearHiddenTestsInFeedback(ClearHiddenTests):
     """nbgrader's :class:`~nbgrader.preprocessors.ClearHiddenTests`, for feedback.
 
@@ -146,8 +167,10 @@ class ClearHiddenTestsInFeedback(ClearHiddenTests):
 
 #: ``GenerateFeedback.preprocessors``: nbgrader's defaults (GetGrades first, the CSS last)
 #: with the hidden tests withheld from the outputs, then cleared from the sources.
+#: Widget views read as a note (:class:`SummariseWidgetOutputs`).
 FEEDBACK_PREPROCESSORS: list[type] = [GetGrades, WithholdHiddenTestOutputs,
-                                      ClearHiddenTestsInFeedback, CSSHTMLHeaderPreprocessor]
+                                      ClearHiddenTestsInFeedback, SummariseWidgetOutputs,
+                                      CSSHTMLHeaderPreprocessor]
 
 
 def feedback_config() -> Config:
