@@ -323,7 +323,7 @@ def test_track_policies_overrides():
     assert c.results["static"].padding_waste == 0.0
     lens = track_policies("cloud_fleet", arrival_rate_per_s=1.0, lengths=[10, 1000] * 50)
     assert lens.mean_tokens == pytest.approx(505.0)
-    loose = track_policies("robotaxi", slo_s=0.05)
-    assert loose.results["static"].slo_met        # with 50 ms, waiting for 8 cameras is fine
+    loose = track_policies("robotaxi", slo_s=0.1)
+    assert loose.results["static"].slo_met        # a 100 ms frame period: waiting for 8 is fine
     one = track_policies("cloud_fleet", batch_size=8, arrival_rate_per_s=0.5)
     assert all(r.batch_size in (1, 8) for r in one.results.values())

@@ -44,8 +44,28 @@ def test_roofline_batch_256_and_options():
     assert out["step_ms"] == pytest.approx(256 * out["per_token_ms"]["total"])
     out = run_json("roofline", "--hardware", "h100-sxm", "--model", "llama-3.1-70b",
                    "--tp", "8", "--weight-bits", "8", "--kv-bits", "8", "--mode", "achievable")
-    assert out["per_token_ms"]["overhead"] == pytest.approx(0.3)
+    assert out["per_token_ms"]["overhead"] == pytest.approx(0.3 + 80 * 0.070)  # + per layer
+    assert out["per_token_ms"]["tp_comm"] > 0                       # 8-way all-reduce, NVLink
     assert out["fits_in_memory"] is True
+
+
+def test_roofline_explain_lists_each_derating_term_and_they_add_up():
+    out = run_json("roofline", "--hardware", "h100-sxm", "--model", "llama-3.1-70b",
+                   "--tp", "4", "--batch", "8", "--context", "96", "--weight-bits", "8",
+                   "--mode", "achievable", "--explain")
+    ex = out["explain"]
+    assert ex["device_class"] == "datacenter GPU"
+    terms = ex["terms_ms"]
+    assert {"bandwidth_efficiency", "bits_bandwidth", "layer_overhead_s",
+            "tp_allreduce"} <= set(terms)
+    assert all(v > 0 for v in terms.values()) and set(ex["sources"]) == set(terms)
+    assert ex["peak_step_ms"] + sum(terms.values()) == pytest.approx(ex["achievable_step_ms"])
+    assert ex["achievable_step_ms"] == pytest.approx(out["step_ms"])
+    assert terms["layer_overhead_s"] == pytest.approx(80 * 0.070)       # 80 layers x 70 us
+    phone = run_json("roofline", "--hardware", "snapdragon-8-gen3", "--model", "llama-3.2-1b",
+                     "--weight-bits", "4", "--context", "128", "--explain")
+    assert phone["explain"]["device_class"] == "phone SoC"
+    assert "tp_allreduce" not in phone["explain"]["terms_ms"]          # one device, no TP
 
 
 def test_size_contract():

@@ -11,8 +11,9 @@ from labkit.core.lookup import UnknownIdError
 from labkit.core.units import GB, GiB, KiB, MiB
 from labkit.registries.hardware import HARDWARE, Hardware, get_hardware
 
-REQUIRED = {"h100-sxm", "h200", "a100-80gb", "b200", "l4", "tpu-v5e", "a17-pro", "drive-orin",
-            "drive-thor", "ahbm-pe"}
+REQUIRED = {"h100-sxm", "h200", "a100-80gb", "a100-40gb", "b200", "l4", "tpu-v5e", "a17-pro",
+            "drive-orin", "drive-thor", "ahbm-pe", "jetson-agx-orin-gpu", "stm32l4r5-nucleo",
+            "nrf5340-dk", "snapdragon-8-gen3", "jetson-orin-nano-super-gpu"}
 FIGURES = ("peak_flops", "memory_bandwidth", "memory_bytes", "usable_memory_bytes",
            "interconnect_bandwidth", "domain_size", "scaleout_bandwidth", "power_w",
            "price_usd_per_hour", "interconnect_latency_s", "scaleout_latency_s")
@@ -51,7 +52,43 @@ def test_dense_not_sparse_marketing_figures():
     assert get_hardware("h100-sxm").flops("bf16") == pytest.approx(989.4e12)
     assert get_hardware("b200").flops("fp8") == pytest.approx(4.5e15)
     assert get_hardware("l4").flops("fp16") == pytest.approx(121e12)
-    assert get_hardware("drive-orin").flops("int8") == pytest.approx(254e12 / 2)
+
+
+
+def test_orin_gpu_runs_get_the_gpu_only_peak_not_gpu_plus_dla():
+    """254 (DRIVE) / 275 (Jetson) INT8 TOPS count the DLAs; a GPU engine reaches 170/2 dense."""
+    for hw_id in ("drive-orin", "jetson-agx-orin-gpu"):
+        hw = get_hardware(hw_id)
+        assert hw.flops("int8") == pytest.approx(170e12 / 2)
+        assert hw.flops("int8") < 254e12 / 2
+        assert hw.flops("fp16") == pytest.approx(hw.flops("int8") / 2)
+        assert "DLA" in hw.sources["peak_flops"]
+
+
+def test_mcu_power_is_a_measured_board_figure_not_the_core_datasheet():
+    """MLPerf Tiny's reference board drew 40.8 mW running the DS-CNN at 120 MHz."""
+    board = get_hardware("stm32l4r5-nucleo")
+    assert board.power_w == pytest.approx(0.0408) and "measured" in board.sources["power_w"]
+    assert board.flops("int8") == pytest.approx(2 * 120e6 * 2)
+    ring = get_hardware("cortex-m4-ring")
+    assert ring.power_w == pytest.approx(0.0408 * 64 / 120, rel=0.01)
+    assert get_hardware("nrf5340-dk").flops("int8") == pytest.approx(2 * 128e6 * 2)
+    assert get_hardware("a100-40gb").memory_bandwidth == pytest.approx(1.555e12)
+
+
+def test_a_modified_hardware_passes_through_every_public_function():
+    """``dataclasses.replace`` makes a what-if device; the physics uses it, not the table's."""
+    from labkit.physics.roofline import critical_batch, decode_roofline
+
+    h100 = get_hardware("h100-sxm")
+    faster = dataclasses.replace(h100, memory_bandwidth=2 * h100.memory_bandwidth)
+    assert get_hardware(faster) is faster and get_hardware(h100) is h100
+    assert critical_batch(faster, "llama-3.1-70b") == pytest.approx(
+        critical_batch("h100-sxm", "llama-3.1-70b") / 2)
+    assert decode_roofline(faster, "llama-3-8b").weight_s == pytest.approx(
+        decode_roofline(h100, "llama-3-8b").weight_s / 2)
+    with pytest.raises(ValueError, match="hardware must be a registry id string or a Hardware"):
+        get_hardware(3.35e12)  # type: ignore[arg-type]
 
 
 def test_decimal_gb_and_binary_gib_are_kept_apart():

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from labkit.registries.models import MODELS, get_model
 
-REQUIRED = {"llama-3-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-32b", "mixtral-8x7b",
-            "deepseek-v3", "mobilenet-v2", "yolov8n", "ds-cnn-kws"}
+REQUIRED = {"llama-3-8b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "llama-2-70b",
+            "qwen3-8b", "qwen3-32b", "tinyllama-1.1b", "mixtral-8x7b", "deepseek-v3",
+            "mobilenet-v2", "yolov8n", "ds-cnn-kws", "resnet-50"}
 
 
 def test_required_models_and_an_on_device_llm():
@@ -53,6 +56,26 @@ def test_cnns_carry_flops_per_inference():
     assert get_model("mobilenet-v2").flops_per_inference == pytest.approx(600e6)
     assert get_model("yolov8n").flops_per_inference == pytest.approx(8.7e9)
     assert not get_model("ds-cnn-kws").is_transformer
+    assert get_model("resnet-50").flops_per_inference == pytest.approx(2 * 3.8e9)
+
+
+def test_mlperf_tiny_ds_cnn_counts_parameters_and_operations_once():
+    """About 24k parameters (not Hello Edge's 38.6 KB of memory) and 2 x 2.66M MACs."""
+    kws = get_model("ds-cnn-kws")
+    assert kws.params_total == 23_756
+    macs = 25 * 5 * 64 * 10 * 4 + 4 * (25 * 5 * 64 * 9 + 25 * 5 * 64 * 64) + 64 * 12
+    assert kws.flops_per_inference == pytest.approx(2 * macs, rel=0.01)
+
+
+def test_a_modified_model_passes_through_and_a_wrong_type_names_the_parameter():
+    from labkit.physics.roofline import decode_roofline
+
+    wide = dataclasses.replace(get_model("llama-3-8b"), ffn_dim=2 * 14336)
+    assert get_model(wide) is wide
+    assert decode_roofline("h100-sxm", wide).weight_s > decode_roofline(
+        "h100-sxm", "llama-3-8b").weight_s
+    with pytest.raises(ValueError, match="model must be a registry id string or a Model"):
+        get_model(8e9)  # type: ignore[arg-type]
 
 
 def test_unknown_model_lists_close_matches():

@@ -76,8 +76,10 @@ def test_prefill_achievable_adds_head_derating_and_overhead():
     compute = (2 * N70 * 2048 + 2 * m.lm_head_params) / 4 / (H100_BF16 * 0.6)
     assert ach.compute_s == pytest.approx(compute, rel=1e-12)
     assert ach.weight_s == pytest.approx(
-        weight_bytes(m, 16, include_lm_head=True) / 4 / (H100_BW * 0.8), rel=1e-12)
-    assert ach.overhead_s == 0.3e-3 and ach.total_s > peak.total_s
+        weight_bytes(m, 16, include_lm_head=True) / 4 / (H100_BW * 0.9), rel=1e-12)
+    # datacenter class: 0.3 ms per pass + 80 layers x 70 us of kernel overhead
+    assert ach.overhead_s == pytest.approx(0.3e-3 + 80 * 70e-6, rel=1e-12)
+    assert ach.total_s > peak.total_s
 
 
 def test_request_phases_llm_by_hand():
@@ -127,15 +129,16 @@ def test_binding_phase_flips_to_prefill_for_long_prompts_short_answers():
 
 def test_cnn_ring_by_hand_peak():
     r = cnn_inference_time("cortex-m4-ring", "ds-cnn-kws", weight_bits=8, mode="peak")
-    assert r.compute_s == pytest.approx(10.8e6 / 256e6, rel=1e-12)      # 42.19 ms
-    assert r.memory_s == pytest.approx((38_600 + 16_000) / 256e6, rel=1e-12)
+    # MLPerf Tiny DS-CNN: 2.66M MACs = 5.32 MFLOP, 23,756 INT8 weights + 16 kB activations
+    assert r.compute_s == pytest.approx(2 * 2.66e6 / 256e6, rel=1e-12)   # 20.78 ms
+    assert r.memory_s == pytest.approx((23_756 + 16_000) / 256e6, rel=1e-12)
     assert r.latency_s == r.compute_s and r.regime == "compute-bound"
     assert r.per_inference_s == r.latency_s
 
 
 def test_cnn_robotaxi_and_memory_bound_case():
     r = cnn_inference_time("drive-orin", "yolov8n", weight_bits=8, mode="peak")
-    assert r.compute_s == pytest.approx(8.7e9 / 127e12, rel=1e-12)
+    assert r.compute_s == pytest.approx(8.7e9 / 85e12, rel=1e-12)   # GPU-only dense INT8
     assert r.memory_s == pytest.approx(9.8e6 / 204.8e9, rel=1e-12)
     assert r.regime == "compute-bound"
     # MobileNetV2 in FP16 on a phone: activations at 2 bytes make it memory-bound.
@@ -163,11 +166,11 @@ def test_cnn_request_phases():
     r = request_phases("cortex-m4-ring", "ds-cnn-kws", weight_bits=8, window_bytes=32_000)
     assert r.kind == "cnn" and r.tpot_s is None
     assert r.decode_s == pytest.approx(decision_time("cortex-m4-ring", 32_000), rel=1e-12)
-    assert r.decode_s == pytest.approx(2 * 32_000 / (256e6 * 0.8), rel=1e-12)
+    assert r.decode_s == pytest.approx(2 * 32_000 / (256e6 * 0.5), rel=1e-12)  # MCU: 50%
     assert r.ttft_s == r.latency_s == pytest.approx(r.prefill_s + r.decode_s)
     assert r.binding_phase == "prefill" and r.binding_label == "input pass"
     assert r.phase_labels == CNN_PHASE_LABELS
-    assert r.energy_j == pytest.approx(0.010 * r.latency_s, rel=1e-12)
+    assert r.energy_j == pytest.approx(0.0218 * r.latency_s, rel=1e-12)   # 21.8 mW board
 
 
 def test_no_power_means_no_energy():
@@ -184,9 +187,16 @@ def test_track_phases_defaults(tid):
 
 def test_track_phases_overrides():
     base = track_phases("iphone")
-    assert base.tpot_s == pytest.approx(0.0434, abs=5e-4)       # 4-bit: under the 50 ms SLO
+    # by hand, phone-class achievable derating (bandwidth 0.65, 4-bit x 0.72, FLOP 0.5,
+    # 1 ms per step + 20 us per layer): 1.606 GB of 4-bit weights (with the LM head) at
+    # 51.2 GB/s x 0.65 x 0.72 = 67.04 ms; KV at the mean context 1,024 + 256/2 = 1,152
+    # tokens x 114,688 B at 51.2 GB/s x 0.65 = 3.97 ms; 2 x 3.21e9 FLOP at 17.5 TFLOP/s x
+    # 0.5 = 0.73 ms; overhead 1 ms + 28 x 20 us = 1.56 ms; total 73.3 ms
+    hand = (1.606e9 / (51.2e9 * 0.65 * 0.72) + 1152 * 114_688 / (51.2e9 * 0.65)
+            + 2 * 3.21e9 / (17.5e12 * 0.5) + 1e-3 + 28 * 20e-6)
+    assert base.tpot_s == pytest.approx(hand, rel=2e-3)          # 4-bit: under the 100 ms SLO
     eight = track_phases("iphone", weight_bits=8)
-    assert eight.tpot_s > 0.05                                   # 8-bit misses it
+    assert eight.tpot_s > 0.100                                  # 8-bit misses it
     assert track_phases("cloud_fleet", devices_per_replica=8).prefill_s < \
         track_phases("cloud_fleet").prefill_s
 

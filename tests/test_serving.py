@@ -76,7 +76,7 @@ def test_tp_past_kv_heads_replicates_the_cache():
 def test_mcu_weights_in_flash_state_in_sram():
     c = state_capacity("cortex-m4-ring", "ds-cnn-kws", weight_bits=8,
                        state_bytes_per_request=48_000)
-    assert c.weight_location == "flash" and c.weight_bytes == 38_600.0
+    assert c.weight_location == "flash" and c.weight_bytes == 23_756.0  # INT8: 1 B/param
     assert c.weight_limit_bytes == 1024**2
     assert c.memory_bytes == 192 * 1024 and c.free_bytes == 192 * 1024
     assert c.max_sessions == 196_608 // 48_000 == 4
@@ -171,11 +171,11 @@ def test_cloud_default_plan_by_hand():
     p = serving_plan("cloud_fleet")
     cap = p.policy_result.capacity_requests_per_s
     assert p.replica_capacity_requests_per_s == cap
-    assert p.replicas == math.ceil(100 / (0.8 * cap))
+    assert p.replicas == math.ceil(75 / (0.8 * cap))
     assert p.total_devices == 4 * p.replicas
     assert p.daily_cost == pytest.approx(p.total_devices * 2.99 * 24)
-    assert p.cost_per_event == pytest.approx(p.daily_cost / 8.64e6)
-    assert p.replica_arrival_rate_per_s == pytest.approx(100 / p.replicas)
+    assert p.cost_per_event == pytest.approx(p.daily_cost / 6.48e6)
+    assert p.replica_arrival_rate_per_s == pytest.approx(75 / p.replicas)
     assert p.baseline_daily_cost == p.daily_cost and p.cost_ratio_vs_baseline == 1.0
     assert p.batch_size == 64 and p.feasible and p.policy == "continuous"
     # provisioned cost exceeds the per-request derivation: replicas run at most 80% busy
@@ -187,7 +187,7 @@ def test_owned_device_energy_plan_matches_cost_per_event():
     ring = serving_plan("oura_ring")
     t = TRACKS["oura_ring"]
     util = ring.utilisation
-    assert ring.daily_cost == pytest.approx(0.010 * util * 86_400 / 3.6, rel=1e-12)
+    assert ring.daily_cost == pytest.approx(0.0218 * util * 86_400 / 3.6, rel=1e-12)
     assert ring.daily_cost == pytest.approx(t.events_per_day * t.cost_per_event, rel=1e-9)
     phone = serving_plan("iphone")
     t = TRACKS["iphone"]
@@ -246,12 +246,15 @@ def test_plan_invalid_inputs(kwargs, name):
     ("cloud_fleet", {"policy": "static"}, "slo"),
     ("cloud_fleet", {"weight_bits": 4}, "quality"),
     ("cloud_fleet", {"kv_bits": 4}, "quality"),
-    ("cloud_fleet", {"weight_bits": 8, "devices_per_replica": 2}, None),
+    # 8-bit weights stream at 0.735 of the bf16 rate (fp8 measured 1.47x, not 2x, faster), so
+    # TP2 at 8 bits misses the 50 ms TPOT that TP4 at 8 bits meets
+    ("cloud_fleet", {"weight_bits": 8, "devices_per_replica": 2}, "slo"),
+    ("cloud_fleet", {"weight_bits": 8, "devices_per_replica": 4}, None),
     ("iphone", {}, None),
     ("iphone", {"weight_bits": 16}, "memory"),
     ("iphone", {"weight_bits": 8}, "slo"),
     ("oura_ring", {}, "cost"),
-    ("oura_ring", {"demand_rate_per_s": 0.4}, None),
+    ("oura_ring", {"demand_rate_per_s": 0.05}, None),  # 80.7 mWh/day x 0.05 = 4.0 < 8
     ("oura_ring", {"policy": "static"}, "slo"),
     ("robotaxi", {}, None),
     ("robotaxi", {"weight_bits": 4}, "quality"),
@@ -272,14 +275,14 @@ def test_binding_guardrail(tid, kwargs, binding):
 def test_checks_carry_value_and_limit():
     g = release_guardrails("robotaxi", policy="static")
     slo = g.check("slo")
-    assert slo.limit == 0.020 and slo.value > 0.020 and slo.unit == "s"
+    assert slo.limit == 0.030 and slo.value > 0.030 and slo.unit == "s"
     assert "max latency" in slo.detail
     q = g.check("quality")
     assert q.value == 0.6 and q.limit == 1.0 and q.passed
     mem = g.check("memory")
     assert mem.value == 3.2e6 + 7_828_800.0 and mem.limit == 24e9
     cost = g.check("cost")
-    assert cost.limit == 300.0 and cost.unit == "Wh/day"
+    assert cost.limit == 400.0 and cost.unit == "Wh/day"
 
 
 def test_infeasible_plan_reports_unevaluated_checks():

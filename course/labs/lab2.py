@@ -537,7 +537,7 @@ CHOICES = {
 }
 DEVICE_NOUN = {"fleet": "GPUs", "vehicle": "SoCs"}  # scenarios whose device count varies
 SLACK = 1.25      # near-optimal: at most 25% more devices than the fewest that work
-DUTY_SLACK = 0.05  # wearable: within 5 points of the highest feasible duty cycle
+DUTY_SLACK = 0.01  # wearable: within 1 point of the highest feasible duty cycle
 
 
 def _grid(t: Track, sc: str) -> list[dict[str, object]]:

@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     _bits(p)
     p.add_argument("--tp", type=_count, default=1, help="tensor-parallel devices (>= 1)")
     p.add_argument("--mode", choices=("peak", "achievable"), default="peak")
+    p.add_argument("--explain", action="store_true",
+                   help="list what each achievable derating term adds to the step")
 
     p = sub.add_parser("size", help="three-axis capacity planning")
     _add_common(p)
@@ -200,7 +202,7 @@ def roofline_report(hardware: str, model: str, batch: int = 1, context: int = 81
     hw, m = get_hardware(hardware), get_model(model)
     r = rf.decode_roofline(hw, m, batch, context, weight_bits, kv_bits, tp=tp, mode=mode)
     mem = rf.memory_budget(hw, m, context, batch, weight_bits, kv_bits, tp=tp)
-    knee = rf.knee_batch(hw, m, context, weight_bits, kv_bits, mode=mode)
+    knee = rf.knee_batch(hw, m, context, weight_bits, kv_bits, mode=mode, tp=tp)
     ms = 1e3
     return {
         "hardware": hw.id, "model": m.id, "batch": batch, "context_tokens": context,
@@ -211,7 +213,7 @@ def roofline_report(hardware: str, model: str, batch: int = 1, context: int = 81
         "knee_batch": knee,
         "per_token_ms": {"weight": r.weight_s * ms, "compute": r.compute_s * ms,
                          "kv": r.kv_s * ms, "overhead": r.overhead_s * ms,
-                         "total": r.per_token_s * ms},
+                         "tp_comm": r.comm_s * ms, "total": r.per_token_s * ms},
         "step_ms": r.step_s * ms,
         "tokens_per_s": r.tokens_per_s,
         "regime": r.regime,
@@ -251,9 +253,30 @@ def _emit(obj: dict[str, object], as_json: bool) -> None:
         print(_table(obj))
 
 
+def derating_report(hardware: str, model: str, batch: int = 1, context: int = 8192,
+                    weight_bits: int = 16, kv_bits: int = 16, tp: int = 1) -> dict[str, object]:
+    """``labkit roofline --explain``: the device class, peak and achievable step (ms) and
+    what each derating term adds, ms, with its source."""
+    from labkit.physics import roofline as rf
+    from labkit.physics.derating import device_class_of
+
+    args = (hardware, model, batch, context, weight_bits, kv_bits, tp)
+    peak = float(rf.decode_roofline(*args, mode="peak").step_s)
+    real = float(rf.decode_roofline(*args, mode="achievable").step_s)
+    terms = rf.derating_contributions(*args, mode="achievable")
+    return {"device_class": device_class_of(hardware).label, "peak_step_ms": peak * 1e3,
+            "achievable_step_ms": real * 1e3,
+            "terms_ms": {t.key: t.added_step_s * 1e3 for t in terms},
+            "sources": {t.key: t.source for t in terms}}
+
+
 def _cmd_roofline(a: argparse.Namespace) -> None:
-    _emit(roofline_report(a.hardware, a.model, a.batch, a.context, a.weight_bits, a.kv_bits,
-                          a.tp, a.mode), a.json)
+    report = roofline_report(a.hardware, a.model, a.batch, a.context, a.weight_bits,
+                             a.kv_bits, a.tp, a.mode)
+    if a.explain:
+        report["explain"] = derating_report(a.hardware, a.model, a.batch, a.context,
+                                            a.weight_bits, a.kv_bits, a.tp)
+    _emit(report, a.json)
 
 
 def _cmd_size(a: argparse.Namespace) -> None:

@@ -62,8 +62,8 @@ def test_default_demand_both_labs_show_the_same_release_fleet(parts, track):
     assert served.active
     assert f"{d.results['total_devices']:,} devices" in served.detail
     assert f"{b.results['total_devices']:,} devices" in served.detail   # the paper's count
-    if track == "cloud_fleet":  # the numbers: 216 vs 32 for 100 requests/s
-        assert d.results["total_devices"] == 216 and b.results["total_devices"] == 32
+    if track == "cloud_fleet":  # 180 released vs the paper's 32 at 75 requests/s
+        assert d.results["total_devices"] == 180 and b.results["total_devices"] == 32
 
 
 @pytest.mark.parametrize("track", FLEET_TRACKS)
@@ -102,6 +102,6 @@ def test_a_grid_of_demands_and_precisions_agrees(parts, track):
 def test_the_served_bar_moves_with_the_users(parts):
     _, b = parts("cloud_fleet")
     y0 = float(list(b.m_axes.y)[-1])
-    assert y0 == b.results["served_devices"] == 176
+    assert y0 == b.results["served_devices"] == 144
     b.controls["users"].value = max(v for _, v in b.controls["users"].options)
     assert float(list(b.m_axes.y)[-1]) == b.results["served_devices"] > y0

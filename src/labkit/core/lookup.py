@@ -16,14 +16,18 @@ class UnknownIdError(ValueError):
 def lookup(parameter: str, table: Mapping[str, T], key: object) -> T:
     """Return ``table[key]`` or raise :class:`UnknownIdError` naming ``parameter``.
 
-    Hardware, model and track objects pass through unchanged, so every public function
-    accepts either an id string or the registry object itself.
+    An object of a type the table holds (a registry entry, or a modified copy made with
+    ``dataclasses.replace``) passes through unchanged, so every public function accepts
+    either an id string or such an object; any other non-string raises naming
+    ``parameter``.
     """
     if not isinstance(key, str):
-        for held in table.values():
-            if held is key or held == key:
-                return held
-        raise UnknownIdError(f"{parameter} must be a registry id string, got {key!r}")
+        held_types = tuple({type(held) for held in table.values()})
+        if held_types and isinstance(key, held_types):
+            return key
+        kinds = " or ".join(sorted(t.__name__ for t in held_types)) or "registry object"
+        raise UnknownIdError(
+            f"{parameter} must be a registry id string or a {kinds}, got {key!r}")
     if key in table:
         return table[key]
     normalised = key.strip().lower().replace("_", "-")

@@ -207,7 +207,7 @@ def size_deployment(hardware: str | Hardware, model: str | Model, users: int,
     if dmax & (dmax - 1):
         raise ValueError(f"max_devices_per_replica must be a power of two, got {dmax}")
     wbits = v.precision_bits("weight_bits", weight_bits)
-    d = get_mode(mode)
+    d = get_mode(mode, hw)
 
     floor_a = weights_floor_devices(hw, m, wbits)
     axis_b = kv_headroom_devices(hw, m, u, s, wbits, kv_bits)

@@ -16,7 +16,8 @@ camera frame, ``max(FLOP / C, bytes / BW)`` with weights at ``weight_bits``, fol
 tiny **output/decision** pass that slides the window buffer and writes the decision.
 
 Terms are *added*, never overlapped, exactly like :mod:`labkit.physics.roofline`; ``mode`` selects
-peak figures or the achievable derating (bandwidth/FLOP efficiency, per-step overhead).
+peak figures or the device class's achievable derating (:mod:`labkit.physics.derating`:
+bandwidth/FLOP efficiency, per-step and per-layer overhead; ``"cnn"`` workload for CNNs).
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ import numpy as np
 
 from labkit.core import validation as v
 from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device, weight_bytes
-from labkit.physics.roofline import FLOP_PER_WEIGHT_PER_TOKEN, Derating, decode_roofline, get_mode
+from labkit.physics.roofline import (
+    FLOP_PER_WEIGHT_PER_TOKEN,
+    Derating,
+    decode_roofline,
+    get_mode,
+    step_overhead_s,
+)
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model, require_transformer
 
@@ -84,16 +91,20 @@ def prefill_time(hardware: str | Hardware, model: str | Model, prompt_tokens: ob
     weights:     resident weight bytes / tp / BW        (read once for the whole prompt)
     KV write:    P x kv_bytes_per_token x share / BW    (share = this device's KV heads)
 
-    ``C`` and ``BW`` are derated by ``mode``. MoE: every expert is read (a long prompt routes
-    tokens to all of them) but each token computes with its active experts only.
+    ``C`` and ``BW`` are derated by ``mode``, which also adds one pass's fixed overhead
+    (per step + per layer, :func:`labkit.physics.roofline.step_overhead_s`). MoE: every
+    expert is read (a long prompt routes tokens to all of them) but each token computes
+    with its active experts only.
     """
     hw = get_hardware(hardware)
     m = require_transformer(get_model(model))
-    d = get_mode(mode)
+    d = get_mode(mode, hw)
     p = float(v.positive("prompt_tokens", prompt_tokens))
     t = v.positive_int("tp", tp)
     flops_per_s = hw.flops(precision) * d.flop_efficiency
     bandwidth = hw.memory_bandwidth * d.bandwidth_efficiency
+    w_bandwidth = hw.memory_bandwidth * d.weight_bandwidth_efficiency(weight_bits)
+    overhead = step_overhead_s(d, m)
 
     lm_head_flops = FLOP_PER_WEIGHT_PER_TOKEN * m.lm_head_params if d.include_lm_head else 0.0
     proj_flops = FLOP_PER_WEIGHT_PER_TOKEN * m.block_params_active * p + lm_head_flops
@@ -103,13 +114,13 @@ def prefill_time(hardware: str | Hardware, model: str | Model, prompt_tokens: ob
 
     compute_s = proj_flops / t / flops_per_s
     attention_s = attn_flops / t / flops_per_s
-    weight_s = w_bytes / bandwidth
+    weight_s = w_bytes / w_bandwidth
     kv_write_s = kv_write / bandwidth
-    total = compute_s + attention_s + weight_s + kv_write_s + d.step_overhead_s
+    total = compute_s + attention_s + weight_s + kv_write_s + overhead
     return PrefillTime(
         prompt_tokens=p, tp=t, flops=proj_flops + attn_flops, weight_bytes=w_bytes,
         compute_s=compute_s, attention_s=attention_s, weight_s=weight_s,
-        kv_write_s=kv_write_s, overhead_s=d.step_overhead_s, total_s=total,
+        kv_write_s=kv_write_s, overhead_s=overhead, total_s=total,
     )
 
 
@@ -165,23 +176,26 @@ def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits
     FLOP = batch x flops_per_inference. Bytes = weights at ``weight_bits`` (read once per
     pass) + batch x peak live activations at the compute precision (INT8 figure x 1, 2 or 4
     bytes). Compute and memory overlap inside a layer-by-layer kernel, hence max, not sum.
+    Overhead (achievable): per pass + ``kernel_layers`` x per layer (launch and tail of each
+    fused layer); FP32 passes use the class's FP32 efficiency (CUDA cores, not tensor cores).
     """
     hw = get_hardware(hardware)
     m = get_model(model)
     if m.is_transformer:
         raise ValueError(f"model must be a CNN for this formula; {m.id!r} is a transformer "
                          "(use prefill_time / decode_roofline)")
-    d = get_mode(mode)
+    d = get_mode(mode, hw, "cnn")
     b = v.positive("batch", batch)
     prec = precision or cnn_compute_precision(hw, weight_bits)
-    flops_per_s = hw.flops(prec) * d.flop_efficiency
+    flops_per_s = hw.flops(prec) * d.cnn_flop_efficiency(prec)
     bandwidth = hw.memory_bandwidth * d.bandwidth_efficiency
+    overhead = d.step_overhead_s + m.kernel_layers * d.layer_overhead_s
     flops = np.asarray(b, dtype=float) * m.flops_per_inference
     act = m.activation_bytes_int8 * _activation_bytes_per_element(prec)
     moved = weight_bytes(m, weight_bits) + np.asarray(b, dtype=float) * act
     compute_s = flops / flops_per_s
     memory_s = moved / bandwidth
-    latency = np.maximum(compute_s, memory_s) + d.step_overhead_s
+    latency = np.maximum(compute_s, memory_s) + overhead
     regime = np.where(compute_s >= memory_s, "compute-bound", "memory-bound")
 
     def out(x: np.ndarray) -> np.ndarray | float:
@@ -189,7 +203,7 @@ def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits
 
     return CnnRoofline(
         batch=out(np.asarray(b, dtype=float)), flops=out(flops), bytes_moved=out(moved),
-        compute_s=out(compute_s), memory_s=out(memory_s), overhead_s=d.step_overhead_s,
+        compute_s=out(compute_s), memory_s=out(memory_s), overhead_s=overhead,
         latency_s=out(latency), per_inference_s=out(latency / np.asarray(b, dtype=float)),
         regime=str(regime) if regime.ndim == 0 else regime,
     )
@@ -204,7 +218,7 @@ def decision_time(hardware: str | Hardware, window_bytes: object,
     of. There is no autoregressive loop, so this phase stays tiny.
     """
     hw = get_hardware(hardware)
-    d = get_mode(mode)
+    d = get_mode(mode, hw, "cnn")
     w = v.non_negative("window_bytes", window_bytes)
     return float(2.0 * w / (hw.memory_bandwidth * d.bandwidth_efficiency))
 

@@ -9,25 +9,30 @@ Conventions (the paper's, section 5.1): one decode step of ``B`` sequences at co
 
 and per-token cost is ``step / B``. The three terms are *added* (no overlap), exactly as
 the paper does, so the published figures reproduce. ``N`` counts decoder-block weights
-(embedding and LM head excluded) in ``peak`` mode. ``achievable`` mode derates bandwidth
-and FLOP/s, adds the LM head and a fixed per-step overhead: the reasons measured latency
-sits above the roofline.
+(embedding and LM head excluded) in ``peak`` mode. ``achievable`` mode resolves to the
+device class's derating (:mod:`labkit.physics.derating`): achieved bandwidth (lower for
+low-bit weights) and FLOP/s, the LM head, per-step and per-layer overheads and the TP
+all-reduce on its link -- the reasons measured latency sits above the roofline.
 
 Every function accepts numpy arrays for ``batch`` and ``context_tokens`` and broadcasts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from labkit.core import validation as v
 from labkit.core.units import bits_to_bytes
+from labkit.physics.derating import ACHIEVABLE as ACHIEVABLE  # re-exported for callers
+from labkit.physics.derating import MODES as MODES
+from labkit.physics.derating import PEAK as PEAK
+from labkit.physics.derating import Derating as Derating
+from labkit.physics.derating import get_mode as get_mode
 from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device
+from labkit.physics.links import link_of, tp_allreduce_bytes, tp_allreduce_messages
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model, require_transformer
 
@@ -35,51 +40,11 @@ FLOP_PER_WEIGHT_PER_TOKEN = 2.0  # one multiply + one add per weight per token
 REGIMES = ("memory-bound", "compute-bound", "kv-bound", "overhead-bound")
 
 
-@dataclass(frozen=True)
-class Derating:
-    """How far a real system sits below the peak roofline.
-
-    bandwidth_efficiency / flop_efficiency: achieved fraction of peak (0, 1].
-    step_overhead_s: fixed CPU/launch/sampling time per decode step, s.
-    include_lm_head: read the hidden x vocab output projection every step.
-    """
-
-    name: str
-    bandwidth_efficiency: float
-    flop_efficiency: float
-    step_overhead_s: float
-    include_lm_head: bool
-    sources: Mapping[str, str] = field(default_factory=dict)
-
-
-PEAK = Derating("peak", 1.0, 1.0, 0.0, False, MappingProxyType({
-    "all": "paper section 5.1: peak roofline, no utilisation factor, decoder blocks only",
-}))
-ACHIEVABLE = Derating("achievable", 0.80, 0.60, 0.3e-3, True, MappingProxyType({
-    "bandwidth_efficiency": "decode kernels in vLLM/TensorRT-LLM reach roughly 70-90% of "
-                            "HBM peak on H100 (public benchmarks); 80% used",
-    "flop_efficiency": "dense GEMM model-FLOP utilisation of 50-70% is typical in serving; "
-                       "60% used",
-    "step_overhead_s": "scheduling, sampling and kernel launch per step, a few hundred "
-                       "microseconds with CUDA graphs (estimate: 0.3 ms)",
-    "include_lm_head": "the hidden x vocab projection is read every step (about 1.5% of "
-                       "Llama 3.1 70B, 27% of Llama 3.2 1B)",
-}))
-MODES: Mapping[str, Derating] = MappingProxyType({"peak": PEAK, "achievable": ACHIEVABLE})
-
-
-def get_mode(mode: str | Derating) -> Derating:
-    """``"peak"`` / ``"achievable"`` or a custom :class:`Derating`."""
-    if isinstance(mode, Derating):
-        return mode
-    return MODES[v.choice("mode", mode, tuple(MODES))]
-
-
 def _setup(hardware: str | Hardware, model: str | Model, precision: str | None,
            mode: str | Derating) -> tuple[Hardware, Model, float, float, Derating]:
     hw = get_hardware(hardware)
     m = require_transformer(get_model(model))
-    d = get_mode(mode)
+    d = get_mode(mode, hw)
     flops = hw.flops(precision) * d.flop_efficiency
     bandwidth = hw.memory_bandwidth * d.bandwidth_efficiency
     return hw, m, flops, bandwidth, d
@@ -88,8 +53,8 @@ def _setup(hardware: str | Hardware, model: str | Model, precision: str | None,
 def arithmetic_intensity(hardware: str | Hardware, precision: str | None = None,
                          mode: str | Derating = "peak") -> float:
     """Machine balance AI = C / W, FLOP per byte (H100 BF16: 989.4e12 / 3.35e12 = 295)."""
-    d = get_mode(mode)
     hw = get_hardware(hardware)
+    d = get_mode(mode, hw)
     return hw.flops(precision) * d.flop_efficiency / (hw.memory_bandwidth * d.bandwidth_efficiency)
 
 
@@ -101,9 +66,10 @@ def critical_batch(hardware: str | Hardware, model: str | Model, weight_bits: in
     them. MoE: sparsity = total / active block weights, because at large batch every expert
     is read each step but each token computes with only its active ones.
     """
-    _, m, flops, bandwidth, _ = _setup(hardware, model, precision, mode)
-    b = bits_to_bytes(v.precision_bits("weight_bits", weight_bits))
-    return flops / bandwidth * b / FLOP_PER_WEIGHT_PER_TOKEN * m.moe_sparsity
+    hw, m, flops, _, d = _setup(hardware, model, precision, mode)
+    bits = v.precision_bits("weight_bits", weight_bits)
+    bandwidth = hw.memory_bandwidth * d.weight_bandwidth_efficiency(bits)
+    return flops / bandwidth * bits_to_bytes(bits) / FLOP_PER_WEIGHT_PER_TOKEN * m.moe_sparsity
 
 
 def balance_context(hardware: str | Hardware, model: str | Model, kv_bits: int = 16,
@@ -120,21 +86,25 @@ def balance_context(hardware: str | Hardware, model: str | Model, kv_bits: int =
 
 def knee_batch(hardware: str | Hardware, model: str | Model, context_tokens: float,
                weight_bits: int = 16, kv_bits: int = 16, precision: str | None = None,
-               mode: str | Derating = "peak") -> float | None:
-    """B_knee = B* / (1 - S/L*), sequences; ``None`` when S >= L* (no knee).
+               mode: str | Derating = "peak", tp: int = 1) -> float | None:
+    """B_knee = W1 / (C1 - K1) per device, sequences; ``None`` when C1 <= K1 (no knee).
 
-    The batch at which a step turns compute-bound when memory traffic (weights + KV) and
-    compute overlap: 2NB/C = N b/W + B S kv_bpt/W. Past L* the KV traffic alone outruns
-    compute, so no batch is compute-bound. (The paper describes it as the point where the
-    weight term drops below the compute + KV floor; in its own additive model that point
-    is :func:`weight_amortised_batch`, B*/(1 + S/L*).)
+    W1, C1, K1: one device's weight, compute and KV seconds of a one-sequence step (fixed
+    overheads, LM head and communication left out). The step turns compute-bound when
+    memory traffic (weights + KV) and compute overlap: B C1 = W1 + B K1. At ``tp = 1`` this
+    is B* / (1 - S/L*); with ``tp`` devices each still reads its KV heads (all of them past
+    ``kv_heads``, the whole MLA latent), so the knee moves out. (The paper describes it as
+    the point where the weight term drops below the compute + KV floor; in its own
+    additive model that point is :func:`weight_amortised_batch`, B*/(1 + S/L*).)
     """
     s = float(v.non_negative("context_tokens", context_tokens))
-    b_star = critical_batch(hardware, model, weight_bits, precision, mode) / _sparsity(model)
-    ratio = s / balance_context(hardware, model, kv_bits, precision, mode)
-    if ratio >= 1.0:
-        return None
-    return b_star / (1.0 - ratio)
+    hw = get_hardware(hardware)
+    d = replace(get_mode(mode, hw), step_overhead_s=0.0, include_lm_head=False,
+                layer_overhead_s=0.0, moe_layer_overhead_s=0.0, tp_allreduce=False)
+    one = decode_roofline(hw, model, 1, s, weight_bits, kv_bits, tp=tp, mode=d,
+                          precision=precision)
+    gap = float(one.compute_step_s) - float(one.kv_step_s)
+    return float(one.weight_step_s) / gap if gap > 0.0 else None
 
 
 def weight_amortised_batch(hardware: str | Hardware, model: str | Model, context_tokens: float,
@@ -207,7 +177,8 @@ class DecodeRoofline:
     """One decode step, per device, for every (batch, context) point given.
 
     ``*_step_s`` are seconds for the whole step of ``batch`` sequences; ``*_s`` are the same
-    divided by ``batch`` (time per generated token). ``regime`` names the largest term.
+    divided by ``batch`` (time per generated token). ``regime`` names the largest term
+    (TP communication counts with the overhead).
     """
 
     batch: np.ndarray | float
@@ -226,34 +197,42 @@ class DecodeRoofline:
     per_token_s: np.ndarray | float
     tokens_per_s: np.ndarray | float
     regime: np.ndarray | str
+    comm_step_s: np.ndarray | float = 0.0
+    comm_s: np.ndarray | float = 0.0
 
 
 def decode_roofline(hardware: str | Hardware, model: str | Model, batch: object = 1,
                     context_tokens: object = 8192, weight_bits: int = 16, kv_bits: int = 16,
                     tp: int = 1, mode: str | Derating = "peak",
                     precision: str | None = None) -> DecodeRoofline:
-    """Split one decode step into weight fetch, compute, KV read (and overhead), seconds.
+    """Split one decode step into weight fetch, compute, KV read, overhead and TP comm, s.
 
     ``tp`` devices share one replica: weights and compute split ``tp`` ways, KV heads too
-    until they run out (then replicated). Communication is not charged here; the
-    parallelism module charges it on the link it crosses.
+    until they run out (then replicated). Weights stream at the derating's bandwidth share
+    for ``weight_bits`` (dequantisation), the KV at its plain share. Overhead = per step +
+    per layer + per MoE layer. Communication (``comm_step_s``) is charged only when the
+    derating asks for it (``achievable``): two ring all-reduces per layer on the link the
+    TP group crosses (:mod:`labkit.physics.links`, as the parallelism module charges them).
     """
-    _, m, flops, bandwidth, d = _setup(hardware, model, precision, mode)
+    hw, m, flops, bandwidth, d = _setup(hardware, model, precision, mode)
     b = v.positive("batch", batch)
     s = v.non_negative("context_tokens", context_tokens)
     t = v.positive_int("tp", tp)
-    wb = bits_to_bytes(v.precision_bits("weight_bits", weight_bits))
+    bits = v.precision_bits("weight_bits", weight_bits)
+    wb = bits_to_bytes(bits)
     kv_bpt = kv_bytes_per_token(m, kv_bits) * kv_fraction_per_device(m, t)
     b, s = np.broadcast_arrays(np.asarray(b, dtype=float), np.asarray(s, dtype=float))
 
-    weight_step = step_weight_params(m, b, t, d.include_lm_head) * wb / bandwidth
+    w_bandwidth = hw.memory_bandwidth * d.weight_bandwidth_efficiency(bits)
+    weight_step = step_weight_params(m, b, t, d.include_lm_head) * wb / w_bandwidth
     active = m.block_params_active + (m.lm_head_params if d.include_lm_head else 0)
     compute_step = FLOP_PER_WEIGHT_PER_TOKEN * active / t * b / flops
     kv_step = b * s * kv_bpt / bandwidth
-    overhead_step = np.full_like(b, d.step_overhead_s)
-    step = weight_step + compute_step + kv_step + overhead_step
+    overhead_step = np.full_like(b, step_overhead_s(d, m))
+    comm_step = tp_comm_step_s(hw, m, b, t) if d.tp_allreduce else np.zeros_like(b)
+    step = weight_step + compute_step + kv_step + overhead_step + comm_step
 
-    terms = np.stack([weight_step, compute_step, kv_step, overhead_step])
+    terms = np.stack([weight_step, compute_step, kv_step, overhead_step + comm_step])
     regime = np.asarray(REGIMES)[np.argmax(terms, axis=0)]
 
     def out(x: float | np.ndarray) -> np.ndarray | float:
@@ -267,7 +246,36 @@ def decode_roofline(hardware: str | Hardware, model: str | Model, batch: object 
         overhead_s=out(overhead_step / b), per_token_s=out(step / b),
         tokens_per_s=out(b / step),
         regime=str(regime) if regime.ndim == 0 else regime,
+        comm_step_s=out(comm_step), comm_s=out(comm_step / b),
     )
+
+
+def step_overhead_s(derating: Derating, model: str | Model) -> float:
+    """Fixed time of one step, s: per step + layers x per layer + MoE layers x per MoE layer
+    (kernel launches, small-GEMM tails, routing; none in ``peak``)."""
+    m = get_model(model)
+    moe_layers = m.layers - m.dense_layers if m.is_moe else 0
+    return (derating.step_overhead_s + m.layers * derating.layer_overhead_s
+            + moe_layers * derating.moe_layer_overhead_s)
+
+
+def tp_comm_step_s(hardware: str | Hardware, model: str | Model, batch: object,
+                   tp: int) -> np.ndarray | float:
+    """TP all-reduce time of one decode step of ``batch`` sequences, s (alpha-beta):
+    ring messages x link latency + batch x all-reduce bytes per token / link bandwidth, on
+    the link a ``tp``-device group crosses (0 at tp = 1)."""
+    hw = get_hardware(hardware)
+    m = require_transformer(get_model(model))
+    t = v.positive_int("tp", tp)
+    b = np.asarray(v.positive("batch", batch), dtype=float)
+    if t == 1:
+        return np.zeros_like(b)
+    bw, alpha, _ = link_of(t, hw)
+    if bw <= 0:
+        raise ValueError(f"tp={t}: hardware {hw.id!r} has no link between {t} devices")
+    out: np.ndarray = (tp_allreduce_messages(m.layers, t) * alpha
+                       + b * tp_allreduce_bytes(m.hidden, m.layers, t) / bw)
+    return out
 
 
 def doubling_saving(hardware: str | Hardware, model: str | Model, batch: object,
@@ -436,3 +444,63 @@ def regime_rule(batch: float, context_tokens: float, b_star: float, l_star: floa
     if s >= ls:
         return "long"
     return "weights" if b < bs else "serve"
+
+
+# -- what each derating term adds (labkit roofline --explain, Lab 2 Part A) ---------------
+DERATING_TERMS: tuple[tuple[str, str], ...] = (
+    ("bandwidth_efficiency", "achieved memory bandwidth"),
+    ("bits_bandwidth", "low-bit weights: dequantisation"),
+    ("flop_efficiency", "achieved FLOP/s"),
+    ("include_lm_head", "LM head read every step"),
+    ("step_overhead_s", "per-step overhead"),
+    ("layer_overhead_s", "per-layer kernel overhead"),
+    ("moe_layer_overhead_s", "per-MoE-layer routing"),
+    ("tp_allreduce", "TP all-reduce on its link"),
+)
+
+
+@dataclass(frozen=True)
+class DeratingTerm:
+    """What one derating term adds to a decode step, s (terms switched on in order)."""
+
+    key: str
+    label: str
+    added_step_s: float
+    source: str
+
+
+def _switched_on(d: Derating, keys: set[str]) -> Derating:
+    """``d`` with only the terms in ``keys`` on (the others at their peak value)."""
+    return Derating(
+        d.name, d.bandwidth_efficiency if "bandwidth_efficiency" in keys else 1.0,
+        d.flop_efficiency if "flop_efficiency" in keys else 1.0,
+        d.step_overhead_s if "step_overhead_s" in keys else 0.0,
+        d.include_lm_head and "include_lm_head" in keys, d.sources,
+        layer_overhead_s=d.layer_overhead_s if "layer_overhead_s" in keys else 0.0,
+        moe_layer_overhead_s=(d.moe_layer_overhead_s if "moe_layer_overhead_s" in keys
+                              else 0.0),
+        bits_bandwidth=d.bits_bandwidth if "bits_bandwidth" in keys else {},
+        tp_allreduce=d.tp_allreduce and "tp_allreduce" in keys)
+
+
+def derating_contributions(hardware: str | Hardware, model: str | Model, batch: float = 1,
+                           context_tokens: float = 8192, weight_bits: int = 16,
+                           kv_bits: int = 16, tp: int = 1, mode: str | Derating = "achievable",
+                           precision: str | None = None) -> tuple[DeratingTerm, ...]:
+    """Each term of ``mode``'s derating and the step seconds it adds, switched on one after
+    another in :data:`DERATING_TERMS` order from the peak step (they sum to achievable -
+    peak). Terms that add nothing are left out."""
+    hw = get_hardware(hardware)
+    d = get_mode(mode, hw)
+    on: set[str] = set()
+    prev = float(decode_roofline(hw, model, batch, context_tokens, weight_bits, kv_bits, tp,
+                                 _switched_on(d, on), precision).step_s)
+    out = []
+    for key, label in DERATING_TERMS:
+        on.add(key)
+        now = float(decode_roofline(hw, model, batch, context_tokens, weight_bits, kv_bits,
+                                    tp, _switched_on(d, on), precision).step_s)
+        if now - prev > 0.0:
+            out.append(DeratingTerm(key, label, now - prev, str(d.sources.get(key, ""))))
+        prev = now
+    return tuple(out)

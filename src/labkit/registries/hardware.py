@@ -79,6 +79,14 @@ def _hw(**kw: Any) -> Hardware:
 
 
 _NV_PRICE = "representative on-demand cloud list price per GPU-hour, 2025 (varies by provider)"
+_ORIN_GPU_FLOPS = ("GPU only (no DLA): NVIDIA Jetson AGX Orin 64GB datasheet, GPU 170 sparse INT8 "
+                   "TOPS = 85 dense; FP16 tensor = half of INT8 = 42.5 TFLOPS; FP32 CUDA cores "
+                   "5.3 TFLOPS. The 275 (Jetson) / 254 (DRIVE) TOPS headlines add the two DLAs, "
+                   "which MLPerf's Orin submission uses only in the Offline scenario")
+_MCU_POWER = ("measured: MLPerf Tiny v0.5 reference, NUCLEO-L4R5ZI (Cortex-M4 at 120 MHz, 1.8 V) "
+              "running the KWS DS-CNN: 40,835 uW in the energy window "
+              "(tiny_results_v0.5 closed/reference/results/Nucleo-L4R5ZI/kws/energy/results.txt)")
+_MLPERF_TINY = "MLPerf Tiny system description"
 
 HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
     _hw(
@@ -247,7 +255,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
     _hw(
         id="drive-orin", name="NVIDIA DRIVE AGX Orin SoC", kind="auto-soc",
         default_precision="int8",
-        peak_flops={"int8": 127 * TFLOPS, "fp16": 63.5 * TFLOPS},
+        peak_flops={"int8": 85 * TFLOPS, "fp16": 42.5 * TFLOPS, "fp32": 5.3 * TFLOPS},
         memory_bandwidth=204.8 * GB, memory_bytes=32 * GB, memory_declared="32 GB LPDDR5",
         usable_memory_bytes=24 * GB, interconnect_bandwidth=10 * GB, domain_size=2,
         scaleout_bandwidth=1.25 * GB, power_w=60.0, price_usd_per_hour=None,
@@ -255,8 +263,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         sources={
             "interconnect_latency_s": "estimate: one small message, PCIe between SoCs",
             "scaleout_latency_s": "estimate: one small message, automotive Ethernet",
-            "peak_flops": "NVIDIA: 254 INT8 TOPS with sparsity; dense = 127; FP16 = half of INT8 "
-                          "(Ampere tensor-core ratio, derived)",
+            "peak_flops": _ORIN_GPU_FLOPS,
             "memory_bandwidth": "NVIDIA: 256-bit LPDDR5, 204.8 GB/s",
             "memory_bytes": "NVIDIA DRIVE AGX Orin: 32 GB LPDDR5",
             "usable_memory_bytes": "estimate: 8 GB kept for OS, sensors and planning stack",
@@ -266,6 +273,10 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
             "power_w": "NVIDIA Jetson AGX Orin 64GB module: 15-60 W (upper bound used)",
             "price_usd_per_hour": "owned in the vehicle; not rented",
         },
+        notes="GPU-only peak: a TensorRT engine built for the GPU cannot use the two DLAs. "
+              "NVIDIA's 254 INT8 TOPS headline (sparse; 127 dense) counts GPU + both DLAs. "
+              "The GPU figure is the Jetson AGX Orin's (same Orin SoC; DRIVE clocks may "
+              "differ).",
     ),
     _hw(
         id="drive-thor", name="NVIDIA DRIVE AGX Thor SoC", kind="auto-soc",
@@ -297,7 +308,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         peak_flops={"int8": 256e6, "fp32": 128e6},
         memory_bandwidth=256 * 1e6, memory_bytes=256 * KiB, memory_declared="256 KiB SRAM",
         usable_memory_bytes=192 * KiB, interconnect_bandwidth=0.0, domain_size=1,
-        scaleout_bandwidth=125e3, power_w=0.010, price_usd_per_hour=None,
+        scaleout_bandwidth=125e3, power_w=0.0218, price_usd_per_hour=None,
         sram_bytes=256 * KiB, flash_bytes=1 * MiB,
         sources={
             "interconnect_latency_s": "single device: no peers",
@@ -312,11 +323,166 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
             "interconnect_bandwidth": "single device",
             "domain_size": "single device",
             "scaleout_bandwidth": "BLE 1 Mbit/s PHY = 125 kB/s raw to the phone",
-            "power_w": "Nordic nRF52840: about 52 uA/MHz running from flash at 3 V, 64 MHz "
-                       "= about 10 mW (derived)",
+            "power_w": _MCU_POWER + "; scaled by clock to 64 MHz: 40.8 mW x 64/120 = "
+                       "21.8 mW (derived: dynamic power ~ f). Nordic's datasheet 52 uA/MHz "
+                       "(about 10 mW) is the core alone, not a measured board running a CNN",
             "price_usd_per_hour": "owned by the wearer; not rented",
         },
         notes="Weights live in flash, activations in SRAM: a model fits only if both fit.",
+    ),
+    _hw(
+        id="a100-40gb", name="NVIDIA A100 SXM4 40GB", kind="datacenter-gpu",
+        default_precision="bf16",
+        peak_flops={"fp32": 19.5 * TFLOPS, "tf32": 156 * TFLOPS, "bf16": 312 * TFLOPS,
+                    "fp16": 312 * TFLOPS, "int8": 624 * TFLOPS},
+        memory_bandwidth=1.555e12, memory_bytes=40 * GB, memory_declared="40 GB HBM2",
+        usable_memory_bytes=40 * GB, interconnect_bandwidth=300 * GB, domain_size=8,
+        scaleout_bandwidth=25 * GB, power_w=400.0, price_usd_per_hour=None,
+        interconnect_latency_s=1.5e-6, scaleout_latency_s=6e-6,
+        sources={
+            "interconnect_latency_s": "estimate: one small message, NVLink 3/NVSwitch",
+            "scaleout_latency_s": "estimate: one small message, InfiniBand HDR",
+            "peak_flops": "NVIDIA A100 datasheet: dense BF16 312 TFLOPS, INT8 624 TOPS "
+                          "(sparse figures are 2x); same tensor cores as the 80GB part",
+            "memory_bandwidth": "NVIDIA A100 40GB SXM datasheet: 1,555 GB/s",
+            "memory_bytes": "NVIDIA A100 datasheet: 40 GB HBM2",
+            "usable_memory_bytes": "whole HBM",
+            "interconnect_bandwidth": "NVLink 3: 600 GB/s bidirectional = 300 GB/s per direction",
+            "domain_size": "HGX A100: 8 GPUs per NVSwitch domain",
+            "scaleout_bandwidth": "one 200 Gb/s HDR NIC per GPU = 25 GB/s",
+            "power_w": "NVIDIA A100 datasheet (SXM): 400 W",
+            "price_usd_per_hour": "not set: the 40GB part is rarely listed on demand any more",
+        },
+    ),
+    _hw(
+        id="snapdragon-8-gen3", name="Qualcomm Snapdragon 8 Gen 3 (OnePlus 12), CPU",
+        kind="phone-soc", default_precision="int8",
+        peak_flops={"int8": 2.8 * TFLOPS, "fp16": 1.4 * TFLOPS, "fp32": 0.7 * TFLOPS},
+        memory_bandwidth=76.8 * GB, memory_bytes=16 * GB, memory_declared="16 GB LPDDR5X",
+        usable_memory_bytes=8 * GB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=0.0, power_w=None, price_usd_per_hour=None,
+        sources={
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device: hand-off latency is the network call",
+            "peak_flops": "estimate (derived) for the Arm CPU cluster the ExecuTorch/XNNPACK "
+                          "runs use: 1 Cortex-X4 at 3.3 GHz (4 x 128-bit SMMLA pipes, 128 "
+                          "INT8 MAC/cycle) + 5 Cortex-A720 at about 3.1 GHz (64 MAC/cycle) = "
+                          "about 1.4 T MAC/s = 2.8 TOPS INT8; FP16 and FP32 halve per step",
+            "memory_bandwidth": "Qualcomm Snapdragon 8 Gen 3 spec: LPDDR5X up to 4800 MHz "
+                                "(9,600 MT/s) on a 64-bit bus = 76.8 GB/s (derived)",
+            "memory_bytes": "OnePlus 12 (the ExecuTorch test phone): 16 GB RAM (ExecuTorch "
+                            "Llama README: 'OnePlus 12 (featuring 16GB RAM)')",
+            "usable_memory_bytes": "estimate: about half of RAM for one app's model",
+            "interconnect_bandwidth": "single device: no peers",
+            "domain_size": "single device",
+            "scaleout_bandwidth": "single device: hand-off to the cloud is a network call",
+            "power_w": "not set: no measured power in the sources used",
+            "price_usd_per_hour": "not rented: the user owns the device",
+        },
+        notes="CPU figures: the measured ExecuTorch runs use XNNPACK/KleidiAI on the Arm "
+              "cores, not the Hexagon NPU or the Adreno GPU.",
+    ),
+    _hw(
+        id="jetson-agx-orin-gpu", name="NVIDIA Jetson AGX Orin 64GB (GPU only)", kind="auto-soc",
+        default_precision="int8",
+        peak_flops={"int8": 85 * TFLOPS, "fp16": 42.5 * TFLOPS, "fp32": 5.3 * TFLOPS},
+        memory_bandwidth=204.8 * GB, memory_bytes=64 * GB, memory_declared="64 GB LPDDR5",
+        usable_memory_bytes=56 * GB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=1.25 * GB, power_w=60.0, price_usd_per_hour=None,
+        scaleout_latency_s=50e-6,
+        sources={
+            "interconnect_latency_s": "single module: no peers",
+            "scaleout_latency_s": "estimate: one small message over Ethernet",
+            "peak_flops": _ORIN_GPU_FLOPS,
+            "memory_bandwidth": "NVIDIA Jetson AGX Orin 64GB datasheet: 256-bit LPDDR5, "
+                                "204.8 GB/s",
+            "memory_bytes": "NVIDIA Jetson AGX Orin 64GB datasheet: 64 GB LPDDR5 (MLPerf "
+                            "system description: '64GB 256-bit LPDDR5')",
+            "usable_memory_bytes": "estimate: 8 GB kept for the OS and the camera pipeline",
+            "interconnect_bandwidth": "single module: no peers",
+            "domain_size": "single module",
+            "scaleout_bandwidth": "10 GbE on the developer kit = 1.25 GB/s",
+            "power_w": "NVIDIA Jetson AGX Orin 64GB module: 15-60 W (upper bound used)",
+            "price_usd_per_hour": "owned; not rented",
+        },
+        notes="The DLAs are left out on purpose: a GPU TensorRT engine cannot use them.",
+    ),
+    _hw(
+        id="jetson-orin-nano-super-gpu", name="NVIDIA Jetson Orin Nano 8GB Super (GPU)",
+        kind="auto-soc", default_precision="int8",
+        peak_flops={"int8": 33.5 * TFLOPS, "fp16": 16.75 * TFLOPS, "fp32": 2.09 * TFLOPS},
+        memory_bandwidth=102 * GB, memory_bytes=8 * GB, memory_declared="8 GB LPDDR5",
+        usable_memory_bytes=6 * GB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=0.125 * GB, power_w=25.0, price_usd_per_hour=None,
+        scaleout_latency_s=50e-6,
+        sources={
+            "interconnect_latency_s": "single module: no peers",
+            "scaleout_latency_s": "estimate: one small message over Ethernet",
+            "peak_flops": "NVIDIA Jetson Orin Nano Super: 67 sparse INT8 TOPS (GPU only: the "
+                          "Nano has no DLA) = 33.5 dense; FP16 = half; FP32 = 1024 CUDA cores "
+                          "x 2 x 1.02 GHz = 2.09 TFLOPS (derived)",
+            "memory_bandwidth": "NVIDIA Jetson Orin Nano Super: 102 GB/s (MAXN SUPER)",
+            "memory_bytes": "NVIDIA Jetson Orin Nano 8GB: 8 GB LPDDR5",
+            "usable_memory_bytes": "estimate: 2 GB kept for the OS",
+            "interconnect_bandwidth": "single module: no peers",
+            "domain_size": "single module",
+            "scaleout_bandwidth": "1 GbE on the developer kit = 0.125 GB/s",
+            "power_w": "NVIDIA Jetson Orin Nano Super: up to 25 W (MAXN SUPER)",
+            "price_usd_per_hour": "owned; not rented",
+        },
+    ),
+    _hw(
+        id="stm32l4r5-nucleo", name="STM32L4R5 Nucleo (Cortex-M4F, 120 MHz)", kind="mcu",
+        default_precision="int8",
+        peak_flops={"int8": 480e6, "fp32": 240e6},
+        memory_bandwidth=480e6, memory_bytes=640 * KiB, memory_declared="640 KiB SRAM",
+        usable_memory_bytes=640 * KiB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=0.0, power_w=0.0408, price_usd_per_hour=None,
+        sram_bytes=640 * KiB, flash_bytes=2 * MiB,
+        sources={
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device: no network in the benchmark",
+            "peak_flops": "120 MHz Cortex-M4F (MLPerf Tiny system description: '120 MHz'): "
+                          "INT8 2 MAC/cycle with SMLAD = 480 MOP/s; FP32 1 FMA/cycle = "
+                          "240 MFLOP/s (derived)",
+            "memory_bandwidth": "32-bit SRAM bus at 120 MHz = 480 MB/s (derived)",
+            "memory_bytes": f"{_MLPERF_TINY} (reference, NUCLEO-L4R5ZI): 640KB SRAM",
+            "usable_memory_bytes": "bare-metal benchmark: the whole SRAM",
+            "sram_bytes": f"{_MLPERF_TINY}: 640KB SRAM",
+            "flash_bytes": f"{_MLPERF_TINY}: 2MB eFlash",
+            "interconnect_bandwidth": "single device",
+            "domain_size": "single device",
+            "scaleout_bandwidth": "no radio on the board",
+            "power_w": _MCU_POWER,
+            "price_usd_per_hour": "owned; not rented",
+        },
+        notes="The MLPerf Tiny reference board (NUCLEO-L4R5ZI).",
+    ),
+    _hw(
+        id="nrf5340-dk", name="Nordic nRF5340 DK (Cortex-M33, 128 MHz)", kind="mcu",
+        default_precision="int8",
+        peak_flops={"int8": 512e6, "fp32": 256e6},
+        memory_bandwidth=512e6, memory_bytes=512 * KiB, memory_declared="512 KiB RAM",
+        usable_memory_bytes=448 * KiB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=125e3, power_w=None, price_usd_per_hour=None,
+        sram_bytes=512 * KiB, flash_bytes=1 * MiB,
+        sources={
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device: hand-off latency is the network call",
+            "peak_flops": "128 MHz Cortex-M33 with the DSP extension (MLPerf Tiny v1.1 Krai "
+                          "system description: '128 MHz'): INT8 2 MAC/cycle with SMLAD = "
+                          "512 MOP/s; FP32 1 FMA/cycle = 256 MFLOP/s (derived)",
+            "memory_bandwidth": "32-bit SRAM bus at 128 MHz = 512 MB/s (derived)",
+            "memory_bytes": f"{_MLPERF_TINY} (Krai, nRF5340 DK): 512KB RAM",
+            "usable_memory_bytes": "estimate: 64 KiB kept for the BLE stack and Zephyr",
+            "sram_bytes": f"{_MLPERF_TINY} (Krai): 512KB RAM",
+            "flash_bytes": f"{_MLPERF_TINY} (Krai): 1MB flash",
+            "interconnect_bandwidth": "single device",
+            "domain_size": "single device",
+            "scaleout_bandwidth": "BLE 1 Mbit/s PHY = 125 kB/s raw",
+            "power_w": "not set: the MLPerf Tiny nRF5340 result reports latency only",
+            "price_usd_per_hour": "owned; not rented",
+        },
     ),
     _hw(
         id="ahbm-pe", name="AHBM processing element (paper)", kind="pe",

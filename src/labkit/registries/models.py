@@ -25,7 +25,9 @@ class Model:
     For MoE models ``ffn_dim`` is the dense-layer FFN width and ``moe_ffn_dim`` one
     expert's width; the first ``dense_layers`` layers are dense. For MLA models the KV
     cache stores ``kv_lora_rank + qk_rope_dim`` elements per layer per token.
-    For CNNs only ``params_total`` and ``flops_per_inference`` (FLOP per input) apply.
+    For CNNs only ``params_total``, ``flops_per_inference`` (FLOP per input),
+    ``activation_bytes_int8`` and ``kernel_layers`` (fused layers an inference engine
+    launches, each paying the achievable per-layer overhead) apply.
     """
 
     id: str
@@ -56,6 +58,7 @@ class Model:
     activation_bytes_int8: float = 0.0
     input_desc: str = ""
     tied_embeddings: bool = False
+    kernel_layers: int = 0
 
     # -- derived shapes ---------------------------------------------------------------
     @property
@@ -169,6 +172,33 @@ MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
        tied_embeddings=True,
        sources={"shape": "Meta Llama 3.2 3B config.json (tied embeddings)",
                 "params": "model card: 3.21B"}),
+    _m(id="llama-3.1-8b", name="Llama 3.1 8B", architecture=TRANSFORMER,
+       layers=32, hidden=4096, q_heads=32, kv_heads=8, d_head=128, ffn_dim=14336,
+       vocab=128256, max_context=131072, params_total=8.03e9, params_active=8.03e9,
+       sources={"shape": f"{_LLAMA3} (Llama-3.1-8B): same blocks as Llama 3 8B, RoPE "
+                         "scaled to a 128K context",
+                "params": "model card: 8B (8.03e9)"}),
+    _m(id="llama-2-70b", name="Llama 2 70B", architecture=TRANSFORMER,
+       layers=80, hidden=8192, q_heads=64, kv_heads=8, d_head=128, ffn_dim=28672,
+       vocab=32000, max_context=4096, params_total=68.98e9, params_active=68.98e9,
+       sources={"shape": "Llama-2-70b-hf config.json: 80 layers, hidden 8192, 64 heads, 8 "
+                         "KV heads, intermediate 28672, vocab 32000, 4096 positions",
+                "params": "Touvron et al. 2023 (Llama 2): '70B'; the config's shapes sum to "
+                          "68.98e9 with embeddings and LM head"}),
+    _m(id="qwen3-8b", name="Qwen3 8B", architecture=TRANSFORMER,
+       layers=36, hidden=4096, q_heads=32, kv_heads=8, d_head=128, ffn_dim=12288,
+       vocab=151936, max_context=32768, params_total=8.2e9, params_active=8.2e9,
+       sources={"shape": "Qwen3-8B config.json: 36 layers, hidden 4096, 32 heads, 8 KV "
+                         "heads, head_dim 128, intermediate 12288, vocab 151936, untied",
+                "params": "Qwen3-8B model card: 8.2B total, 6.95B non-embedding",
+                "max_context": "Qwen3-8B model card: 32,768 tokens natively (131,072 with "
+                               "YaRN)"}),
+    _m(id="tinyllama-1.1b", name="TinyLlama 1.1B", architecture=TRANSFORMER,
+       layers=22, hidden=2048, q_heads=32, kv_heads=4, d_head=64, ffn_dim=5632,
+       vocab=32000, max_context=2048, params_total=1.1e9, params_active=1.1e9,
+       sources={"shape": "TinyLlama-1.1B config.json: 22 layers, hidden 2048, 32 heads, 4 "
+                         "KV heads, intermediate 5632, vocab 32000, 2048 positions, untied",
+                "params": "Zhang et al. 2024, TinyLlama: 1.1B"}),
     _m(id="qwen3-32b", name="Qwen3 32B", architecture=TRANSFORMER,
        layers=64, hidden=5120, q_heads=64, kv_heads=8, d_head=128, ffn_dim=25600,
        vocab=151936, max_context=32768, params_total=32.8e9, params_active=32.8e9,
@@ -203,22 +233,49 @@ MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
                            "moe_intermediate_size 2048"}),
     _m(id="mobilenet-v2", name="MobileNetV2 1.0 (224x224)", architecture=CNN,
        params_total=3.4e6, params_active=3.4e6, flops_per_inference=2 * 300e6,
-       activation_bytes_int8=1.2e6, input_desc="one 224x224 RGB frame",
+       activation_bytes_int8=1.2e6, input_desc="one 224x224 RGB frame", kernel_layers=54,
        sources={"params": "Sandler et al. 2018, MobileNetV2, Table 3: 3.4M params",
+                "kernel_layers": "Sandler et al. 2018, Table 2: 1 + 17 bottlenecks x 3 "
+                                 "convolutions + 1 conv + 1 FC = 54 (BN/ReLU fused)",
                 "flops_per_inference": "same table: 300M multiply-adds = 600 MFLOP",
                 "activation_bytes_int8": "estimate: peak live activations at INT8"}),
     _m(id="yolov8n", name="YOLOv8-n (640x640)", architecture=CNN,
        params_total=3.2e6, params_active=3.2e6, flops_per_inference=8.7e9,
-       activation_bytes_int8=6.6e6, input_desc="one 640x640 camera frame",
+       activation_bytes_int8=6.6e6, input_desc="one 640x640 camera frame", kernel_layers=168,
        sources={"params": "Ultralytics YOLOv8 model table: 3.2M params",
+                "kernel_layers": "Ultralytics model summary: 'YOLOv8n summary (fused): 168 "
+                                 "layers'",
                 "flops_per_inference": "Ultralytics YOLOv8 model table: 8.7 GFLOPs at 640",
                 "activation_bytes_int8": "estimate: peak live activations at INT8"}),
-    _m(id="ds-cnn-kws", name="DS-CNN keyword spotter (small)", architecture=CNN,
-       params_total=38.6e3, params_active=38.6e3, flops_per_inference=2 * 5.4e6,
+    _m(id="ds-cnn-kws", name="DS-CNN keyword spotter (MLPerf Tiny)", architecture=CNN,
+       params_total=23_756, params_active=23_756, flops_per_inference=2 * 2.66e6,
        activation_bytes_int8=16e3, input_desc="one 1 s audio window (49x10 MFCC)",
-       sources={"params": "Zhang et al. 2017, Hello Edge, DS-CNN small: 38.6K params",
-                "flops_per_inference": "Hello Edge: 5.4M multiply-adds = 10.8 MFLOP",
-                "activation_bytes_int8": "estimate: peak live activations at INT8"}),
+       kernel_layers=11,
+       sources={"kernel_layers": "MLPerf Tiny keras_model.py: conv + 4 x (depthwise + "
+                                 "pointwise) + average pool + dense = 11",
+                "params": "NXP eIQ model zoo, keyword-spotting_DSCNN (the MLCommons Tiny "
+                          "model): 'Number of parameters 23 756'. Hello Edge's 38.6 KB for "
+                          "DS-CNN small is its memory, not a parameter count",
+                "flops_per_inference": "MLPerf Tiny keras_model.py shapes: conv 10x4 (64 "
+                                       "filters, stride 2) on 49x10 -> 25x5x64 = 0.32M MACs, "
+                                       "4 x (depthwise 3x3 72k + pointwise 64x64 512k) = "
+                                       "2.34M, dense 768: 2.66M MACs, stored once as 2 x MACs "
+                                       "= 5.3 MFLOP (NXP eIQ lists '5 MOPS')",
+                "activation_bytes_int8": "estimate: peak live activations at INT8 "
+                                         "(25x5x64 in + out = 16 kB)"}),
+    _m(id="resnet-50", name="ResNet-50 (224x224)", architecture=CNN,
+       params_total=25.6e6, params_active=25.6e6, flops_per_inference=2 * 3.8e9,
+       activation_bytes_int8=1.6e6, input_desc="one 224x224 RGB frame", kernel_layers=54,
+       sources={"kernel_layers": "He et al. 2016, Table 1: 53 convolutions (downsample "
+                                 "shortcuts included) + 1 FC; BN, ReLU and the residual add "
+                                 "fused into them",
+                "params": "He et al. 2016, Deep Residual Learning, ResNet-50: 25.6M params "
+                          "(torchvision model card)",
+                "flops_per_inference": "He et al. 2016, Table 1: 3.8x10^9 multiply-adds "
+                                       "(their 'FLOPs') = 7.6 GFLOP; MLPerf's v1.5 variant "
+                                       "is about 8% more",
+                "activation_bytes_int8": "estimate: largest live pair at INT8 (56x56x256 in "
+                                         "+ out = 1.6 MB)"}),
 )})
 
 

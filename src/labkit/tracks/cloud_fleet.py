@@ -28,7 +28,7 @@ CLOUD_FLEET = make_track(
     guardrail_metrics=("p99 TPOT <= 50 ms", "p99 TTFT <= 1 s", "KV fits beside weights",
                        "quality loss <= 1 point", "fleet cost <= budget per day"),
     cost_unit="USD", setup_cost=250_000.0, daily_budget=18_000.0,
-    demand_rate_per_s=100.0, min_demand_rate_per_s=100.0,
+    demand_rate_per_s=75.0, min_demand_rate_per_s=75.0,
     active_hours_per_day=24.0, horizon_days=365,
     slo_kind="tpot", slo_s=0.050, slo_quantile=0.99, ttft_slo_s=1.0,
     prompt_tokens=3584, output_tokens=512, output_tokens_cv=1.0,
@@ -41,7 +41,7 @@ CLOUD_FLEET = make_track(
     scheduler_overhead_s=1.0e-3, arrival_process="poisson", arrival_streams=1,
     max_utilisation=0.8,
     narrative=narrative(
-        "A chat assistant built on Llama 3.1 70B serves about 100 requests a second, around the "
+        "A chat assistant built on Llama 3.1 70B serves about 75 requests a second, around the "
         "clock, from rented H100s billed by the hour.",
         {
             "A": "A request is two jobs: a compute-bound prompt pass that sets time to first "
@@ -64,8 +64,8 @@ CLOUD_FLEET = make_track(
         "daily_budget": "assumption: finance caps the serving fleet at USD 18,000 per day "
                         "(about 250 H100s at USD 2.99/h)",
         "min_demand_rate_per_s": "every chat request must be served by the fleet",
-        "demand_rate_per_s": "assumption: 8.64 million requests per day for a mid-size "
-                             "assistant product (100 requests/s average)",
+        "demand_rate_per_s": "assumption: 6.48 million requests per day for a mid-size "
+                             "assistant product (75 requests/s average)",
         "active_hours_per_day": "served around the clock",
         "horizon_days": "one budget year",
         "slo_s": "assumption: p99 time per output token of 50 ms (20 tokens/s), faster "

@@ -14,7 +14,6 @@ from labkit.core.format import (
     tex_num,
 )
 from labkit.core.grids import pow2
-from labkit.core.units import bits_to_bytes
 from labkit.labs.accelerators.base import (
     Part,
     feedback_map,
@@ -23,6 +22,7 @@ from labkit.labs.accelerators.base import (
     thousands,
     tokens_label,
 )
+from labkit.labs.accelerators.derating_text import balance_tex, derating_terms_html
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -32,6 +32,7 @@ from labkit.labs.common import (
     depends_on,
     metric_cards,
 )
+from labkit.physics.derating import device_class_of
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.roofline import (
     PAPER_BATCHES,
@@ -44,7 +45,6 @@ from labkit.physics.roofline import (
     critical_batch,
     decode_roofline,
     doubling_saving,
-    get_mode,
     knee_batch,
     memory_budget,
     regime_rule,
@@ -318,7 +318,8 @@ class PartALM(Part):
     @computed("device", "context", "mode", "weight_bits", "kv_bits")
     def _knee(self, s: Settings) -> float | None:
         return knee_batch(self._hw_of(s), self.model, int(s["context"]),
-                          int(s["weight_bits"]), int(s["kv_bits"]), mode=str(s["mode"]))
+                          int(s["weight_bits"]), int(s["kv_bits"]), mode=str(s["mode"]),
+                          tp=self._tp_of(s))
 
     @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
     def _saving(self, s: Settings) -> float:
@@ -619,23 +620,14 @@ class PartALM(Part):
         pt = here[mode]
         b_star, l_star = self._balance(s)
         knee = self._knee(s)
-        d = get_mode(mode)
         n_act = m.block_params_active
-        ai = hw.flops() * d.flop_efficiency / (hw.memory_bandwidth * d.bandwidth_efficiency)
         kvb = kv_bytes_per_token(m, kb)
         w, k, o = self._shares(pt)
         saving, ctx = self._saving(s), int(s["context"])
-        ai_txt = f"{ai:,.1f}".replace(",", "{,}")  # a decimal, so AI x b / 2 shows B* exactly
+        ai_txt, balance = balance_tex(hw, m, mode, wb, b_star)
         self.math.update(
-            f"<p>Machine balance ({mode}, {lw.esc(hw.name)}): $\\mathrm{{AI}} = C/W = "
-            f"{tex_num(ai)}$ FLOP/byte "
-            f"(${tex_num(hw.flops() * d.flop_efficiency)}$ FLOP/s over "
-            f"${tex_num(hw.memory_bandwidth * d.bandwidth_efficiency)}$ B/s).</p>"
-            f"$$B^* = \\frac{{\\mathrm{{AI}}\\,b}}{{2}} = \\frac{{{ai_txt} \\times "
-            f"{bits_to_bytes(wb):g}}}{{2}}"
-            + (f" \\times {m.moe_sparsity:.3g}" if m.is_moe else "")
-            + f" = {tex_num(b_star)}\\ \\text{{sequences}}$$"
-            f"$$L^* = \\frac{{2N}}{{\\mathrm{{AI}}\\cdot \\mathrm{{kv\\_bpt}}}} = "
+            balance
+            + f"$$L^* = \\frac{{2N}}{{\\mathrm{{AI}}\\cdot \\mathrm{{kv\\_bpt}}}} = "
             f"\\frac{{2 \\times {tex_num(n_act)}}}{{{ai_txt} \\times {tex_num(kvb)}}}"
             f" = {tex_num(l_star)}\\ \\text{{tokens}}$$"
             "<p>One step of B sequences at context S, terms added (no overlap):</p>"
@@ -646,7 +638,11 @@ class PartALM(Part):
             f"{tex_num(float(pt.kv_step_s) * 1e3)}"
             + (f" + {tex_num(float(pt.overhead_step_s) * 1e3)}" if mode == "achievable"
                else "")
+            + (f" + {tex_num(float(pt.comm_step_s) * 1e3)}" if float(pt.comm_step_s) > 0
+               else "")
             + f" = {tex_num(float(pt.step_s) * 1e3)}\\ \\text{{ms}}$$"
+            + (derating_terms_html(hw, m, int(s["batch"]), ctx, wb, kb, self._tp_of(s))
+               if mode == "achievable" else "")
             + f"<p>Per token, in units of one token's compute ($2N/C$ = "
               f"${tex_num(float(pt.compute_s) * 1e3)}$ ms): "
               f"$t/(2N/C) = {tex_num(w)} + 1 + {tex_num(k)}"
@@ -666,8 +662,9 @@ class PartALM(Part):
                "<p>S ≥ L*: the KV read alone outlasts the compute, so no batch has compute "
                "time equal to all its memory time (no knee).</p>")
             + f"<p>Achievable / peak step time here: "
-              f"{float(here['achievable'].step_s / here['peak'].step_s):.3g}x (derated "
-              "bandwidth and FLOP/s, the LM head, a fixed per-step overhead). Source: "
+              f"{float(here['achievable'].step_s / here['peak'].step_s):.3g}x (the "
+              f"{lw.esc(device_class_of(hw).label)} class's derating, each term above). "
+              "Source: "
               "<code>labkit.physics.roofline.decode_roofline</code>, <code>critical_batch</code>, "
               "<code>balance_context</code>, <code>knee_batch</code>, "
               "<code>serving_batch</code>, <code>regime_rule</code>.</p>")

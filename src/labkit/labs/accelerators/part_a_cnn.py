@@ -142,11 +142,13 @@ class PartACNN(Part):
 
     # -- shared values ---------------------------------------------------------------------
     def _bw(self, s: Settings) -> float:
-        return self.hw.memory_bandwidth * get_mode(str(s["mode"])).bandwidth_efficiency
+        return self.hw.memory_bandwidth * get_mode(str(s["mode"]), self.hw,
+                                                   "cnn").bandwidth_efficiency
 
     def _c_eff(self, s: Settings) -> float:
         prec = cnn_compute_precision(self.hw, int(s["weight_bits"]))
-        return self.hw.flops(prec) * get_mode(str(s["mode"])).flop_efficiency
+        return self.hw.flops(prec) * get_mode(str(s["mode"]), self.hw,
+                                              "cnn").cnn_flop_efficiency(prec)
 
     def _ridge(self, s: Settings) -> float:
         return self._c_eff(s) / self._bw(s)
@@ -165,9 +167,9 @@ class PartACNN(Part):
     @depends_on("mode")
     def _draw_roofs(self, s: Settings) -> None:
         hw = self.hw
-        d = get_mode(str(s["mode"]))
+        d = get_mode(str(s["mode"]), hw, "cnn")
         bw = self._bw(s)
-        roofs = np.vstack([np.minimum(hw.peak_flops[p] * d.flop_efficiency,
+        roofs = np.vstack([np.minimum(hw.peak_flops[p] * d.cnn_flop_efficiency(p),
                                       self.ai_grid * bw) for p in self.precs])
         lw.update_marks({self.m_roofs: {"y": roofs}})
 

@@ -309,7 +309,7 @@ class PartBHandheld(Part):
         here = self._here(s)
         ctx, req = int(s["context"]), float(s["requests"])
         kvb = kv_bytes_per_token(self.model, int(s["kv_bits"]))
-        bw = self.hw.memory_bandwidth * get_mode(DESIGN_MODE).bandwidth_efficiency
+        bw = self.hw.memory_bandwidth * get_mode(DESIGN_MODE, self.hw).bandwidth_efficiency
         self.math.update(
             f"$$M(S) = W + S\\,\\mathrm{{kv\\_bpt}} = {tex_num(here['weights_bytes'])} + "
             f"{ctx} \\times {tex_num(kvb)} = {tex_num(here['memory_bytes'])}\\ \\text{{B}}"

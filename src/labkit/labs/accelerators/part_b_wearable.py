@@ -46,7 +46,7 @@ class RingEvaluation:
     sram_bytes_used: float
     fails: dict[str, bool]
     first: str
-    floor: float               # the least duty that still hears a repeated word
+    floor: float               # the least duty the product accepts
     battery_days: float
 
 
@@ -69,7 +69,7 @@ class PartBWearable(Part):
         self.interval_s = float(design_defaults(tr)["interval_ms"]) / 1e3
         c = self.controls
         c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
-        c["duty"] = lw.float_control("Share of windows processed (duty)", 1.0, 0.05, 1.0, 0.05,
+        c["duty"] = lw.float_control("Share of windows processed (duty)", 1.0, 0.01, 1.0, 0.01,
                                      ".0%")
         c["windows"] = lw.int_control("Windows buffered in SRAM", 1, 1, 8)
         self.duties = np.asarray(DUTY_STEPS)
@@ -119,7 +119,7 @@ class PartBWearable(Part):
                                       legend=True)
         self.m_life_f = lw.vline_mark(tr.min_demand_rate_per_s / tr.demand_rate_per_s, lx,
                                       color=lw.PALETTE["grey"], line_style="dotted",
-                                      label="least duty that still hears a repeated word",
+                                      label="least duty the product accepts",
                                       legend=True)
         self.m_life_pt = lw.scatter_mark([1.0], [1.0], lx, ly)
         self.figures["life"] = lw.figure(
@@ -169,8 +169,8 @@ class PartBWearable(Part):
                 ("Use 32-bit weights for accuracy", "precision_up"),
                 ("Nothing: energy is fixed by the battery", "nothing")]
         good = ("Right: energy per day = energy per window x windows processed per day; the "
-                "duty cycle scales it directly (down to the share that still hears a repeated "
-                "word), and Part C prices the BLE hand-off.")
+                "duty cycle scales it directly (down to the least share the product accepts), "
+                "and Part C prices the BLE hand-off.")
         bad = ("Not quite: energy per day = energy per window x windows per day. Buffering "
                "changes SRAM, not energy; higher precision costs more.")
         return q, opts, "duty", feedback_map(opts, "duty", good, bad)
@@ -283,8 +283,8 @@ class PartBWearable(Part):
             "process fewer windows (duty), or hand work to the phone (Part C)")
         self.callouts["coverage"].set(
             fails["coverage"], "Listening too rarely",
-            f"{duty:.0%} of windows is below the {ev.floor:.0%} that still catches a wake "
-            "word said twice.", "raise the duty cycle")
+            f"{duty:.0%} of windows is below the {ev.floor:.0%} the product needs.",
+            "raise the duty cycle")
         self.callouts["boundary"].set(
             not any(fails.values()), "Fits and lasts",
             f"{days:.3g} days on a charge; the spotter uses {daily / tr.daily_budget:.0%} of "

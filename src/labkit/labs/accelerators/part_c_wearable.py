@@ -52,7 +52,7 @@ class PartCWearable(Part):
             ("send raw audio to the phone", "raw")], "on_device", style="toggle")
         c["interval"] = lw.selection_control("BLE connection interval (ms)",
                                              [(f"{x:g}", x) for x in INTERVALS_MS], self.iv0)
-        c["duty"] = lw.float_control("Share of windows processed (duty)", 1.0, 0.05, 1.0, 0.05,
+        c["duty"] = lw.float_control("Share of windows processed (duty)", 1.0, 0.01, 1.0, 0.01,
                                      ".0%")
         self.wb = tr.weight_bits
         best = self._best(self._costs(self.iv0 / 1e3, 1.0))

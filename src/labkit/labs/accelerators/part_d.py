@@ -25,6 +25,7 @@ from labkit.labs.common import (
 from labkit.plans.design import (
     CONTEXT_BUCKETS,
     DEVICE_BUCKETS,
+    DUTY_BUCKETS,
     INTERVALS_MS,
     OFF_SCALE,
     Config,
@@ -307,8 +308,8 @@ class PartD(Part):
             q = (f"{lw.esc(tr.label)}: using any precision, cut point and BLE interval, what "
                  "share of the windows can the ring afford to process within every "
                  "constraint?")
-            return q, [(lab, lab) for lab in ("every window", "50-99%", "25-49%",
-                                              "below 25%", "none fits")]
+            return q, [(lab, lab) for lab in
+                       ["every window", *[b for _, b in reversed(DUTY_BUCKETS)], "none fits"]]
         q = (f"{lw.esc(tr.label)}: with any precision and layout, how many SoCs does the "
              "smallest design that meets every constraint use?")
         return q, [("One SoC", "1"), ("Two SoCs", "2"), ("None fits", "none fits")]

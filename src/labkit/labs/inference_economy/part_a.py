@@ -68,7 +68,9 @@ class PartA(Part):
         """The controls; returns the largest output length (None for a CNN)."""
         tr = self.track
         d0 = tr.demand_rate_per_s
-        self.controls["demand"] = lw.log_control(f"Demand ({event_noun(tr)}s/s)", d0, d0 / 10,
+        # down to a tenth of the default, or to the least share the product accepts
+        lo = min(d0 / 10, tr.min_demand_rate_per_s)
+        self.controls["demand"] = lw.log_control(f"Demand ({event_noun(tr)}s/s)", d0, lo,
                                                  d0 * 10)
         out_hi = None
         if self.is_lm:

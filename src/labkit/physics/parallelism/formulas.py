@@ -13,17 +13,21 @@ from labkit.core import validation as v
 from labkit.core.grids import pow2
 from labkit.core.units import bits_to_bytes
 from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device
+from labkit.physics.links import ACT_BYTES as ACT_BYTES  # re-exported: the link model
+from labkit.physics.links import LINK_FAST as LINK_FAST
+from labkit.physics.links import LINK_NONE as LINK_NONE
+from labkit.physics.links import LINK_SCALEOUT as LINK_SCALEOUT
+from labkit.physics.links import tp_allreduce_bytes as tp_allreduce_bytes
+from labkit.physics.links import tp_allreduce_messages as tp_allreduce_messages
 from labkit.physics.roofline import FLOP_PER_WEIGHT_PER_TOKEN, Derating, get_mode
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model, require_transformer
 
-ACT_BYTES = 2.0  # bytes per activation element on the wire and in scratch (bf16)
 STAT_BYTES = 4.0  # bytes per softmax statistic (fp32 running max and running sum)
 LOGIT_BYTES = 4.0  # bytes per fp32 logit (as roofline.memory_budget)
 CP_BLOCK_TOKENS = 1024  # fewest tokens of each sequence a CP rank holds: cp <= context/1024
 DEFAULT_MAX_DEVICES = 4096  # enumeration cap when max_devices is None
 LINKS = ("none", "interconnect", "scaleout")  # link codes 0, 1, 2 in ConfigTable
-LINK_NONE, LINK_FAST, LINK_SCALEOUT = 0, 1, 2
 
 
 # -- inputs ---------------------------------------------------------------------------------
@@ -41,7 +45,8 @@ class Inputs:
     derating: Derating
     weight_bytes: float  # bytes per weight element
     kv_bpt: float  # KV bytes per token, one sequence, all layers
-    bandwidth: float  # effective memory bandwidth, bytes/s
+    bandwidth: float  # effective memory bandwidth (KV read), bytes/s
+    weight_bandwidth: float  # effective bandwidth streaming weights at weight_bits, bytes/s
     flops: float  # effective FLOP/s
     dense_ffn: float  # elements of one dense FFN layer
     moe_fixed: float  # shared experts + router of one MoE layer, elements
@@ -64,7 +69,7 @@ def read_inputs(hardware: str | Hardware, model: str | Model, context_tokens: ob
     kbits = v.precision_bits("kv_bits", kv_bits)
     cap = DEFAULT_MAX_DEVICES if max_devices is None else v.positive_int("max_devices",
                                                                           max_devices)
-    d = get_mode(mode)
+    d = get_mode(mode, hw)
     experts = m.experts_total if m.is_moe else 0
     lm_head = float(m.lm_head_params)
     return Inputs(
@@ -72,6 +77,7 @@ def read_inputs(hardware: str | Hardware, model: str | Model, context_tokens: ob
         max_devices=cap, derating=d, weight_bytes=bits_to_bytes(wbits),
         kv_bpt=kv_bytes_per_token(m.id, kbits),  # by id: a registry hit, not a scan
         bandwidth=hw.memory_bandwidth * d.bandwidth_efficiency,
+        weight_bandwidth=hw.memory_bandwidth * d.weight_bandwidth_efficiency(wbits),
         flops=hw.flops() * d.flop_efficiency,
         dense_ffn=float(m.dense_ffn_params),
         moe_fixed=float(m.shared_experts * m.expert_params + m.hidden * experts),
@@ -191,17 +197,6 @@ def logit_bytes(x: Inputs, mb: Any, tp: Any) -> Any:
     return mb * (x.m.vocab * LOGIT_BYTES / tp)
 
 
-def tp_allreduce_bytes(hidden: Any, layers: Any, tp: Any) -> Any:
-    """Ring all-reduce bytes one device sends per token: 2 per layer (after attention and
-    after the FFN) of ``hidden x 2 B``, each costing ``2 (tp - 1)/tp`` of the message."""
-    return layers * (2 * 2 * hidden * ACT_BYTES) * (tp - 1) / tp
-
-
-def tp_allreduce_messages(layers: Any, tp: Any) -> Any:
-    """Ring steps of TP all-reduces per stage step: 2 per layer, ``2 (tp - 1)`` steps each."""
-    return 4 * layers * (tp - 1)
-
-
 def cp_ring_bytes(model: Model, layers: Any, tp: Any, cp: Any) -> Any:
     """CP bytes one device sends per token: per layer a ring all-reduce,
     ``2 (cp - 1)/cp``, of its ``q_heads/tp`` heads' partial outputs (``v_dim x 2 B``) and
@@ -250,12 +245,18 @@ def token_latency(roofline_s: Any, tp_s: Any, cp_s: Any, ep_s: Any, pp_s: Any) -
 
 
 def roofline_seconds(x: Inputs, pp: Any, read_params: Any, flops: Any,
-                     kv_read_bytes: Any) -> Any:
-    """``pp`` stage steps, each weight fetch + compute + KV read (+ overhead), seconds."""
-    stage = (read_params * x.weight_bytes / x.bandwidth + flops / x.flops
+                     kv_read_bytes: Any, ls: Any = 0, moe_in: Any = 0) -> Any:
+    """``pp`` stage steps, each weight fetch + compute + KV read (+ overhead: per step,
+    per each of the stage's ``ls`` layers and ``moe_in`` MoE layers), seconds."""
+    stage = (read_params * x.weight_bytes / x.weight_bandwidth + flops / x.flops
              + kv_read_bytes / x.bandwidth)
-    if x.derating.step_overhead_s:
-        stage = stage + x.derating.step_overhead_s
+    d = x.derating
+    if d.step_overhead_s:
+        stage = stage + d.step_overhead_s
+    if d.layer_overhead_s:
+        stage = stage + ls * d.layer_overhead_s
+    if d.moe_layer_overhead_s and x.m.is_moe:
+        stage = stage + moe_in * d.moe_layer_overhead_s
     return pp * stage
 
 

@@ -213,7 +213,7 @@ def _loop_config(x: Inputs, tp: int, cp: int, pp: int, dp: int,
     weights, kv, kv_seq, transient, used = _loop_memory(x, tp, cp, pp, lay)
     roofline_s = roofline_seconds(x, pp, read_params(x, base, moe_in, tp, g, touched),
                                   step_flops(x, ls, dense_in, moe_in, tp, g, mb, n_tok),
-                                  mb * kv_seq)
+                                  mb * kv_seq, ls, moe_in)
 
     tp_b = float(tp_allreduce_bytes(m.hidden, ls, tp))
     cp_b = float(cp_ring_bytes(m, ls, tp, cp))

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from labkit.physics.kvcache import kv_fraction_per_device
+from labkit.physics.links import link_of as link_of  # re-exported (search imports it here)
 from labkit.physics.parallelism.formulas import (
     LINK_FAST,
     LINK_NONE,
@@ -94,15 +95,6 @@ def _grid(degrees: tuple[tuple[int, ...], ...], max_devices: int,
     for a in g.values():
         a.setflags(write=False)
     return g
-
-
-def link_of(span: int, hw: Hardware) -> tuple[float, float, int]:
-    """Bandwidth (bytes/s), per-message latency (s) and link code of a group spanning
-    ``span`` consecutive devices: the fast domain when ``span <= domain_size``, else the
-    scale-out network."""
-    if span <= hw.domain_size:
-        return float(hw.interconnect_bandwidth), float(hw.interconnect_latency_s), LINK_FAST
-    return float(hw.scaleout_bandwidth), float(hw.scaleout_latency_s), LINK_SCALEOUT
 
 
 @lru_cache(maxsize=256)
@@ -214,7 +206,7 @@ def _roofline(x: Inputs, grid: dict[str, np.ndarray], lay: dict[str, Any],
     out: np.ndarray = roofline_seconds(
         x, grid["pp_f"], read_params(x, lay["base"], lay["moe_in"], tp_f, g, touched),
         step_flops(x, lay["ls_f"], lay["dense_in"], lay["moe_in"], tp_f, g, mb_f, n_tok),
-        mb_f * kv_seq)
+        mb_f * kv_seq, lay["ls_f"], lay["moe_in"])
     return out
 
 

@@ -28,7 +28,8 @@ DESIGN_MAX_DEVICES = 512       # largest fleet layout Parts C and D enumerate
 BATCH_SLO_TPOT_S = 1.0         # "batch" workloads have no TPOT target: 1 s/token cap
 DEVICE_BUCKETS = ((4, "1-4"), (8, "5-8"), (16, "9-16"), (32, "17-32"), (64, "33-64"))
 CONTEXT_BUCKETS = ((1024, "under 1k"), (2048, "1k-2k"), (4096, "2k-4k"), (8192, "4k-8k"))
-DUTY_BUCKETS = ((0.25, "below 25%"), (0.5, "25-49%"), (0.999, "50-99%"))
+DUTY_BUCKETS = ((0.05, "below 5%"), (0.10, "5-9%"), (0.25, "10-24%"), (0.5, "25-49%"),
+                (0.999, "50-99%"))
 
 
 # -- Part D's answer buckets ----------------------------------------------------------------------
@@ -53,12 +54,16 @@ def context_bucket(tokens: float | None) -> str:
 
 
 def duty_bucket(duty: float | None) -> str:
-    """'every window' (100%) | '50-99%' | '25-49%' | 'below 25%' | 'none fits'."""
+    """'every window' (100%) | '50-99%' | '25-49%' | '10-24%' | '5-9%' | 'below 5%' |
+    'none fits' (each bucket's upper bound excluded)."""
     if duty is None:
         return "none fits"
     if duty >= 0.999:
         return "every window"
-    return _bucket(duty - 1e-9, DUTY_BUCKETS, "50-99%")
+    for hi, name in DUTY_BUCKETS:
+        if duty < hi - 1e-9:
+            return name
+    return DUTY_BUCKETS[-1][1]
 
 
 # -- constraints ----------------------------------------------------------------------------------
@@ -107,7 +112,7 @@ def fleet_users(tr: Track) -> int:
     """Concurrent sequences a fleet track serves: Little's law, demand x request time.
 
     users = ceil(demand_rate_per_s x (prefill + decode) of one request at the track's
-    batch, achievable roofline). Cloud Fleet: 100 requests/s x 12.76 s = 1,276.
+    batch, achievable roofline). Cloud Fleet: 75 requests/s x 15.24 s = 1,143.
     """
     ph = track_phases(tr, mode=DESIGN_MODE)
     return max(1, math.ceil(tr.demand_rate_per_s * ph.latency_s - 1e-9))

@@ -115,7 +115,7 @@ def per_replica_limits(hw: Hardware, m: Model, context: float, tpot_s: float, we
     (W + B (c + k)) / d + o <= T gives B = floor((d (T - o) - W) / (c + k)); MoE models
     use :func:`labkit.physics.capacity.max_batch_within_slo` (their weight read grows with B).
     """
-    d = get_mode(DESIGN_MODE)
+    d = get_mode(DESIGN_MODE, hw)
     dev = np.asarray(devices, dtype=float)
     wb = bits_to_bytes(weight_bits)
     w_dev = float(step_weight_params(m, 1e9, 1, include_lm_head=d.include_lm_head)) * wb / dev

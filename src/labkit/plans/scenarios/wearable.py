@@ -39,7 +39,9 @@ from labkit.registries.models import get_model
 from labkit.tracks import Track
 
 INTERVALS_MS = (7.5, 15.0, 30.0, 50.0, 100.0, 150.0, 200.0, 500.0, 1000.0)
-DUTY_STEPS = tuple(round(0.05 * k, 2) for k in range(1, 21))
+# 1-point steps up to 10% (where a battery-bound ring lands), 5-point steps above
+DUTY_STEPS = (tuple(round(0.01 * k, 2) for k in range(1, 10))
+              + tuple(round(0.05 * k, 2) for k in range(2, 21)))
 DUTY_FREE = frozenset({"flash", "sram", "deadline", "quality"})  # checks duty cannot change
 _WINDOWS: dict[tuple[str, str, int, float, float], dict[str, float]] = {}
 
@@ -82,7 +84,8 @@ def ring_split(tr: Track, weight_bits: int, split: str, interval_s: float,
     return edge.wearable_split(
         split, window_bytes=tr.window_bytes, feature_bytes=prof.feature_bytes,
         result_bytes=prof.result_bytes, front_end_ops=prof.front_end_ops,
-        front_end_ops_per_s=hw.flops("fp32") * get_mode(DESIGN_MODE).flop_efficiency,
+        front_end_ops_per_s=hw.flops("fp32") * get_mode(DESIGN_MODE, hw,
+                                                         "cnn").cnn_flop_efficiency("fp32"),
         model_s=rw["model_s"], device_power_w=float(hw.power_w or 0.0), host_s=rw["host_s"],
         interval_s=interval_s, inputs_per_s=duty * tr.demand_rate_per_s,
         link=prof.offload_links[0])
@@ -107,8 +110,8 @@ def _constraints(tr: Track, weight_bits: int, duty: float, rw: Mapping[str, floa
                            f"{fmt_count(windows_day)} windows/day x {fmt_energy(sc.energy_j)} "
                            f"= {fmt_count(daily)} mWh/day vs {tr.budget_text}"),
         constraint("coverage", duty >= floor - 1e-9, duty, floor, "share of windows",
-                   f"processes {duty:.0%} of windows; at least {floor:.0%} catch a wake word "
-                   "said twice", sense="min"),
+                   f"processes {duty:.0%} of windows; the product needs at least {floor:.0%}",
+                   sense="min"),
         Constraint.compare("link", sc.link_utilisation, tr.max_utilisation,
                            "share of airtime", f"BLE airtime {sc.link_utilisation:.1%} of the "
                            f"link (max {tr.max_utilisation:.0%})"),
