@@ -8,9 +8,10 @@ settings.register_profile(
 settings.load_profile("labkit")
 
 
-# The slowest test files first: pytest-xdist (``--dist loadfile``) hands files to the
-# workers in collection order, so the long ones starting last would leave one core idle
-# at the end. The order inside each file is kept. Durations: scripts/test prints them.
+# The slowest test files first: pytest-xdist (``--dist loadfile --no-loadscope-reorder``,
+# as scripts/test runs it; by default it sorts files by their number of tests) hands files
+# to the workers in collection order, so the long ones starting last would leave one core
+# idle at the end. The order inside each file is kept. Durations: scripts/test prints them.
 SLOW_FIRST = (
     "test_course_grade_fixtures.py", "test_course_grade.py", "test_student_session.py",
     "test_course_grade_lab2.py", "test_course_pipeline.py", "test_course_gradebook.py",

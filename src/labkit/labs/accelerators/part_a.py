@@ -23,6 +23,7 @@ from labkit.labs.accelerators.base import (
     tokens_label,
 )
 from labkit.labs.accelerators.derating_text import balance_tex, derating_terms_html
+from labkit.labs.accelerators.measured_points import DecodePoints
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -63,7 +64,6 @@ BATCH_OPTIONS = tuple(pow2(1024))
 STALL = 0.10  # batching has stalled where doubling the batch saves less than this per token
 
 
-
 class PartALM(Part):
     """Decode roofline of a transformer: weight fetch, compute and KV read vs batch and context,
     with B*, L*, the knee and the paper's serving batch 2B*; peak vs achievable side by side.
@@ -71,11 +71,11 @@ class PartALM(Part):
     tokens) so section 5.1's worked example can be read off the readout.
 
     Refresh steps: the batch sweep reads the context, roofline and precisions (not the
-    batch); the context sweep the batch, roofline and precisions (not the context); the
-    batching-gain curve only the roofline and precisions; the peak-vs-achievable bars the
-    batch, context and precisions (not the roofline toggle); "per token / per step" only
-    re-slices the sweeps. The device toggle reaches every step. The points, readout,
-    callouts, rules table and math peek read every control.
+    batch), and moves the device's measured points (``measured_points``); the context sweep
+    the batch, roofline and precisions; the gain curve the roofline and precisions; the
+    peak-vs-achievable bars the batch, context and precisions (not the roofline toggle);
+    "per token / per step" re-slices the sweeps. The device toggle reaches every step. The
+    points, readout, callouts, rules and measured tables and math peek read every control.
     """
 
     letter = "A"
@@ -174,6 +174,8 @@ class PartALM(Part):
             bx, by, x_label="batch B (sequences, log)", y_label="time (ms, log)",
             title="Decode time vs batch at your context", legend=True,
             legend_location="top-right", x_tick_format=".0f", y_tick_format=".2~g")
+        self.measured = DecodePoints([self.hw, self.paper_hw], self.model,
+                                     self.track.output_unit).attach(self.figures["batch"], bx, by)
 
     def _setup_context_chart(self) -> None:
         m = self.model
@@ -378,9 +380,10 @@ class PartALM(Part):
         b_star, _ = self._balance(s)
         knee = self._knee(s)
         top = float(self.bgrid[-1])
-        lo_b, hi_b = log_domain(np.concatenate([yb.ravel(), yo]))
+        y_pts, pts = self.measured.draw(self._hw_of(s), view)
+        lo_b, hi_b = log_domain(np.concatenate([yb.ravel(), yo, y_pts]))
         lw.update_marks({
-            self.m_b: {"y": yb}, self.m_b_other: {"y": yo},
+            self.m_b: {"y": yb}, self.m_b_other: {"y": yo}, **pts,
             self.sb_y: {"min": lo_b, "max": hi_b},
             self.m_bstar: {"x": [b_star, b_star], "visible": bool(b_star <= top)},
             self.m_serve: {"x": [2 * b_star, 2 * b_star], "visible": bool(2 * b_star <= top)},
@@ -578,9 +581,9 @@ class PartALM(Part):
 
     @depends_on(ALL)
     def _show_rules(self, s: Settings) -> None:
-        """The paper's regime rules with your row marked, the KV share of the step and the
-        serving batch 2B*, all at your settings."""
-        self._set_details(self._rules_html(s) + self._memory_and_serving_html(s))
+        """Regime rules (your row marked), KV share, 2B* and the device's measured cases."""
+        self._set_details(self._rules_html(s) + self._memory_and_serving_html(s)
+                          + self.measured.html(self._hw_of(s)))
 
     def _rules_html(self, s: Settings) -> str:
         b_star, l_star = self._balance(s)

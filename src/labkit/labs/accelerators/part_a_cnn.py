@@ -10,6 +10,7 @@ from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_si, fmt_time, format_bytes, tex_num
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import Part, feedback_map, precision_floor_note
+from labkit.labs.accelerators.measured_points import RooflinePoints
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -28,9 +29,13 @@ class PartACNN(Part):
     """The classic roofline of a CNN pass: attainable FLOP/s vs arithmetic intensity, with
     the model's point per precision and batch.
 
+    Published cases that ran on the track's device sit on the roofline as measured points
+    (:mod:`~labkit.labs.accelerators.measured_points`, drawn once: the device is fixed),
+    with a table of them under the charts, or a sentence when the device has none.
+
     Refresh steps: the roofs read only the roofline mode; the ridge and the intensity
     sweep over batch sizes the mode and weight precision (not the batch); the points, the
-    time bars, readout, callouts and math peek read every control.
+    time bars, readout, details, callouts and math peek read every control.
     """
 
     letter = "A"
@@ -48,6 +53,7 @@ class PartACNN(Part):
         self.default_point = d0
         self._expected = str(d0.regime)
         self.batches = np.arange(1, self.bmax + 1, dtype=float)
+        self.measured = RooflinePoints([hw], m, tr.output_unit)
         self._setup_roofline_chart()
         self._setup_time_chart()
         self._setup_intensity_chart()
@@ -57,15 +63,18 @@ class PartACNN(Part):
 
     def _setup_roofline_chart(self) -> None:
         hw, m = self.hw, self.model
+        measured = self.measured.xy(hw)  # published cases on this device: (case, AI, FLOP/s)
         ais = [float(r.flops / r.bytes_moved) for b in (1, self.bmax)
                for r in (cnn_inference_time(hw, m, wb, b, "peak") for wb in PRECISIONS)]
+        ais += [ai for _, ai, _ in measured]
         ridge = max(hw.peak_flops.values()) / hw.memory_bandwidth
         self.ai_lo = 10 ** math.floor(math.log10(min(min(ais), ridge) / 10))
         self.ai_hi = 10 ** math.ceil(math.log10(max(max(ais), ridge) * 10))
         self.ai_grid = np.geomspace(self.ai_lo, self.ai_hi, 80)
         self.precs = sorted(hw.peak_flops, key=lambda p: hw.peak_flops[p])
         y_hi = 10 ** math.ceil(math.log10(max(hw.peak_flops.values()) * 3))
-        y_lo = 10 ** math.floor(math.log10(hw.memory_bandwidth * 0.5 * self.ai_lo))
+        y_lo = 10 ** math.floor(math.log10(min([hw.memory_bandwidth * 0.5 * self.ai_lo]
+                                               + [f / 2 for _, _, f in measured])))
         xs, ys = lw.make_scale("log", self.ai_lo, self.ai_hi), lw.make_scale("log", y_lo, y_hi)
         self.m_roofs = lw.line_mark(self.ai_grid, np.ones((len(self.precs), 80)), xs, ys,
                                     colors=lw.SERIES[:len(self.precs)],
@@ -82,6 +91,8 @@ class PartACNN(Part):
             title="The roofline (red: its bound; orange: achieved with overhead)",
             legend=True, legend_location="bottom-right",
             x_tick_format=".2~g", y_tick_format=".2~e")
+        self.measured.attach(self.figures["roofline"], xs, ys)
+        lw.update_marks(self.measured.draw(hw)[1])
 
     def _setup_time_chart(self) -> None:
         tx, ty = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
@@ -228,7 +239,8 @@ class PartACNN(Part):
             "per_inference_s": float(r.per_inference_s), "bytes_moved": float(r.bytes_moved),
             "deadline_s": tr.slo_s, "expected": self._expected,
         }
-        self._set_details(precision_floor_note(self.hw, self.model, wb, self._noun(), b, mode))
+        self._set_details(precision_floor_note(self.hw, self.model, wb, self._noun(), b, mode)
+                          + self.measured.html(self.hw))
         self._set_readout(metric_cards([
             ("regime", str(r.regime), f"{mode} roofline, {prec} arithmetic",
              lw.PALETTE["red"]),
