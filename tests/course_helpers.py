@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,13 @@ from labkit.tracks import BUILTIN_TRACKS
 ROOT = Path(__file__).resolve().parents[1]
 TRACKS = tuple(t.id for t in BUILTIN_TRACKS)  # the committed course: the built-in tracks
 BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def notebook_path(kind: str, lab: str, track: str) -> Path:

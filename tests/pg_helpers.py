@@ -9,7 +9,6 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import psycopg  # the dev extra installs it: the tests fail, never skip, without it
 import pytest
+
+from course_helpers import free_port
 
 
 def pg_bin() -> Path:
@@ -27,12 +28,6 @@ def pg_bin() -> Path:
         pytest.fail("no PostgreSQL server under /usr/lib/postgresql/*/bin: install Debian's "
                     "postgresql (scripts/system-packages tests)")
     return max(found, key=lambda p: int(p.parent.name))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Cluster:

@@ -22,12 +22,12 @@ import psycopg  # the dev extra installs it: the tests fail, never skip, without
 import pytest
 from nbgrader.api import Gradebook
 
-from course_helpers import BIN
+from course_helpers import BIN, free_port
 from grading_helpers import fixture_course, gradebook_scores
 from labkit.course.build import nbgrader
 from labkit.course.grade import GradeError, GradeOptions, grade, read_journal
 from labkit.course.gradebook import STUDENT_TABLES, snapshot_gradebook, writer_lock
-from pg_helpers import Cluster, free_port, pg_cluster
+from pg_helpers import Cluster, pg_cluster
 
 ASSIGNMENT = "lab1_cloud_fleet"
 STUDENTS = ["blank", "partial"]  # all zeros; some cells full marks, some none

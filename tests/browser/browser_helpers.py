@@ -15,7 +15,6 @@ import json
 import math
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import Browser, Locator, Page
+
+from course_helpers import free_port
 
 BIN = Path(sys.executable).parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -47,12 +48,6 @@ LAB_SETTINGS = {
         "fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
 }
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class JupyterServer:

@@ -41,9 +41,8 @@ from browser_helpers import (
     RUN_ALL_MS,
     VIEWPORT,
     NotebookPage,
-    free_port,
 )
-from course_helpers import hidden_secrets, nbgrader_meta, notebook_path
+from course_helpers import free_port, hidden_secrets, nbgrader_meta, notebook_path
 from hub_helpers import (
     DOMAIN,
     Account,
