@@ -326,8 +326,18 @@ def run(scheduler: str, folders: Sequence[Path], *, job_timeout: float, memory_b
             futures[client.submit(*args, pure=False, key=key)] = folder
         for future in as_completed(futures):
             folder = futures[future]
-            try:
-                unpack(future.result(), folder)
-            except Exception as exc:  # this job alone fails; the others go on
-                write_error(folder, f"dask: {type(exc).__name__}: {exc}")
+            receive(future.result, folder)
             on_done(folder)
+
+
+def receive(answer: Callable[[], bytes], folder: Path) -> None:
+    """Unpack a finished task's answer into its job folder; a task that raised, or a folder
+    that cannot take the answer (removed under the run), fails that job alone: an error
+    result when the folder can hold one, else none (the merge then records "no result")."""
+    try:
+        unpack(answer(), folder)
+    except Exception as exc:  # this job alone fails; the others go on
+        try:
+            write_error(folder, f"dask: {type(exc).__name__}: {exc}")
+        except OSError:
+            pass
