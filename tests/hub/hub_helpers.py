@@ -67,10 +67,10 @@ def users_environment(folder: Path) -> Path:
     env.pop("VIRTUAL_ENV", None)
     run([str(UV), "venv", "--quiet", "--python", str(SYSTEM_PYTHON), str(folder)], env=env)
     py = str(folder / "bin" / "python")
-    run([str(UV), "pip", "sync", "--quiet", "--compile-bytecode", "--python", py, str(ROOT / "requirements.lock")],
-        env=env)
-    run([str(UV), "pip", "install", "--quiet", "--compile-bytecode", "--no-deps", "--python", py, str(ROOT)],
-        env=env)
+    # compiled: the accounts' servers and kernels cannot write bytecode into it later
+    quiet = ["--quiet", "--compile-bytecode", "--python", py]
+    run([str(UV), "pip", "sync", *quiet, str(ROOT / "requirements.lock")], env=env)
+    run([str(UV), "pip", "install", *quiet, "--no-deps", str(ROOT)], env=env)
     return folder / "bin"
 
 

@@ -337,7 +337,5 @@ def receive(answer: Callable[[], bytes], folder: Path) -> None:
     try:
         unpack(answer(), folder)
     except Exception as exc:  # this job alone fails; the others go on
-        try:
+        with contextlib.suppress(OSError):
             write_error(folder, f"dask: {type(exc).__name__}: {exc}")
-        except OSError:
-            pass
