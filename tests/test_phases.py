@@ -147,6 +147,23 @@ def test_cnn_robotaxi_and_memory_bound_case():
     assert mb.regime == "memory-bound" and mb.latency_s == mb.memory_s
 
 
+def test_cnn_tile_tail_scales_with_the_device_and_skips_fp32():
+    """Achievable on an edge GPU: 40% of the tensor FLOP/s on the pass plus a 90 MFLOP
+    partial wave per fused layer (YOLOv8n: 168), a 5 us launch per layer; FP32 on the CUDA
+    cores at 55% and no tile tail. Seconds = FLOP / (FLOP/s)."""
+    tail = 168 * 90e6
+    for hw, tops in (("jetson-agx-orin-gpu", 42.5e12), ("jetson-orin-nano-super-gpu",
+                                                        16.75e12)):
+        r = cnn_inference_time(hw, "yolov8n", weight_bits=16, mode="achievable")
+        assert r.compute_s == pytest.approx((8.7e9 + tail) / (tops * 0.40), rel=1e-12)
+        assert r.overhead_s == pytest.approx(168 * 5e-6, rel=1e-12)
+    f32 = cnn_inference_time("jetson-orin-nano-super-gpu", "yolov8n", weight_bits=32,
+                             mode="achievable")
+    assert f32.compute_s == pytest.approx(8.7e9 / (2.09e12 * 0.55), rel=1e-12)
+    peak = cnn_inference_time("jetson-agx-orin-gpu", "yolov8n", weight_bits=16, mode="peak")
+    assert peak.compute_s == pytest.approx(8.7e9 / 42.5e12, rel=1e-12)  # no tail at peak
+
+
 def test_cnn_batch_vectorised():
     b = np.array([1.0, 2.0, 8.0])
     r = cnn_inference_time("drive-orin", "yolov8n", batch=b)

@@ -171,3 +171,37 @@ def test_a_modified_device_is_not_the_measured_one():
     assert device_cases(h100, "decode")
     faster = dataclasses.replace(h100, memory_bandwidth=2 * h100.memory_bandwidth)
     assert device_cases(faster, "decode") == ()
+
+
+@pytest.mark.parametrize("track", sorted(TRACKS))
+def test_results_and_reveal_record_where_real_systems_sit(track, tmp_path, monkeypatch):
+    """The student's report carries the cases on screen (else the class's elsewhere) and
+    measured / achievable over them; the reveal's sentence says the same numbers."""
+    part = _part(track, tmp_path, monkeypatch)
+    r = part.results
+    own = [m.id for m in MEASUREMENTS if m.hardware == part.hw.id]
+    cls = device_class_of(part.hw).id
+    elsewhere = [m.id for m in MEASUREMENTS if m.workload == _workload(part)
+                 and m.hardware != part.hw.id and device_class_of(m.hardware).id == cls]
+    assert r["measured_cases"] == own
+    assert r["measured_elsewhere"] == ([] if own else elsewhere)
+    ratios = [ROWS[i].ratio for i in own or elsewhere]
+    assert r["measured_over_achievable"] == [min(ratios), max(ratios)]
+    span = (f"{min(ratios):.2f}x" if f"{min(ratios):.2f}" == f"{max(ratios):.2f}"
+            else f"{min(ratios):.2f}-{max(ratios):.2f}x")
+    assert span in r["real_systems"] and part.hw.name in r["real_systems"]
+    assert r["achievable_over_peak"] > 1
+    part.predict.commit(part.expected)
+    reveal = html.unescape(part._reveal_html.value)
+    assert r["real_systems"] in reveal
+    assert f"{r['achievable_over_peak']:.2g}x the peak" in reveal
+    if part.model.is_transformer:  # the two largest derating terms, largest first
+        from labkit.physics.roofline import derating_contributions
+
+        s = part.settings()
+        terms = derating_contributions(part.hw, part.model, int(s["batch"]),
+                                       int(s["context"]), int(s["weight_bits"]),
+                                       int(s["kv_bits"]), part.tp)
+        top = sorted(terms, key=lambda t: -t.added_step_s)[:2]
+        assert [label for label, _ in r["largest_derating_terms"]] == [t.label for t in top]
+        assert all(t.label in reveal for t in top)

@@ -176,8 +176,10 @@ def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits
     FLOP = batch x flops_per_inference. Bytes = weights at ``weight_bits`` (read once per
     pass) + batch x peak live activations at the compute precision (INT8 figure x 1, 2 or 4
     bytes). Compute and memory overlap inside a layer-by-layer kernel, hence max, not sum.
-    Overhead (achievable): per pass + ``kernel_layers`` x per layer (launch and tail of each
-    fused layer); FP32 passes use the class's FP32 efficiency (CUDA cores, not tensor cores).
+    Overhead (achievable): per pass + ``kernel_layers`` x per layer (the launch of each fused
+    layer); on tensor cores each layer also computes ``layer_tail_flop`` FLOP of idle tail
+    (its last partial wave of tiles) at the pass's rate; FP32 passes use the class's FP32
+    efficiency (CUDA cores, no tile tail).
     """
     hw = get_hardware(hardware)
     m = get_model(model)
@@ -187,13 +189,12 @@ def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits
     d = get_mode(mode, hw, "cnn")
     b = v.positive("batch", batch)
     prec = precision or cnn_compute_precision(hw, weight_bits)
-    flops_per_s = hw.flops(prec) * d.cnn_flop_efficiency(prec)
     bandwidth = hw.memory_bandwidth * d.bandwidth_efficiency
     overhead = d.step_overhead_s + m.kernel_layers * d.layer_overhead_s
     flops = np.asarray(b, dtype=float) * m.flops_per_inference
     act = m.activation_bytes_int8 * _activation_bytes_per_element(prec)
     moved = weight_bytes(m, weight_bits) + np.asarray(b, dtype=float) * act
-    compute_s = flops / flops_per_s
+    compute_s = _cnn_compute_s(hw, d, prec, flops, m.kernel_layers)
     memory_s = moved / bandwidth
     latency = np.maximum(compute_s, memory_s) + overhead
     regime = np.where(compute_s >= memory_s, "compute-bound", "memory-bound")
@@ -207,6 +208,19 @@ def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits
         latency_s=out(latency), per_inference_s=out(latency / np.asarray(b, dtype=float)),
         regime=str(regime) if regime.ndim == 0 else regime,
     )
+
+
+def _cnn_compute_s(hw: Hardware, d: Derating, prec: str, flops: np.ndarray,
+                   layers: int) -> np.ndarray:
+    """Compute time of a CNN pass: FLOP / (peak x efficiency) at ``prec``; on tensor cores
+    each of the ``layers`` fused layers adds ``d.layer_tail_flop`` of partial-wave tail, and
+    the engine keeps the CUDA-core (FP32) kernels instead where those are faster (TensorRT
+    times both tactics), so a tiny model never runs slower in FP16 than in FP32."""
+    rate = hw.flops(prec) * d.cnn_flop_efficiency(prec)
+    if prec in ("fp32", "tf32") or d.layer_tail_flop <= 0 or "fp32" not in hw.peak_flops:
+        return flops / rate
+    cuda_cores = flops / (hw.flops("fp32") * d.cnn_flop_efficiency("fp32"))
+    return np.minimum((flops + layers * d.layer_tail_flop) / rate, cuda_cores)
 
 
 def decision_time(hardware: str | Hardware, window_bytes: object,

@@ -6,7 +6,10 @@ The one-time setup energy (on-device personalisation) is derived by :func:`ring_
 from __future__ import annotations
 
 from labkit.core.units import J_PER_MWH
+from labkit.physics.derating import get_mode
 from labkit.physics.phases import decision_time, request_phases
+from labkit.registries.edge import edge_profile
+from labkit.registries.hardware import get_hardware
 from labkit.tracks.base import DERIVED_ENERGY_SOURCE, Stakeholder, make_track, narrative
 
 # -- one-time setup energy -----------------------------------------------------------------
@@ -17,6 +20,11 @@ _RING_WINDOW_BYTES = 16_000 * 2
 # The output/decision pass: slide the window buffer and write the decision, one read and one
 # write of the window at the achievable SRAM bandwidth (labkit.physics.phases.decision_time).
 _DECISION_US = decision_time("cortex-m4-ring", _RING_WINDOW_BYTES) * 1e6
+# The figures the sources quote, computed (achievable: the MCU class's cycles per MAC).
+_PASS = request_phases("cortex-m4-ring", "ds-cnn-kws", weight_bits=8)
+_RING = get_hardware("cortex-m4-ring")
+_FRONT_END_S = edge_profile("cortex-m4-ring").front_end_ops / (  # type: ignore[union-attr]
+    _RING.flops("fp32") * get_mode("achievable", _RING, "cnn").cnn_flop_efficiency("fp32"))
 
 
 def ring_setup_mwh(hardware_id: str = "cortex-m4-ring", model_id: str = "ds-cnn-kws",
@@ -79,8 +87,9 @@ OURA_RING = make_track(
     sources={
         "setup_cost": "derived (ring_setup_mwh): on-device personalisation, 20 "
                       "epochs over 50 enrolment windows at 3x the forward cost (forward "
-                      "+ backward) = 3,000 forward passes x 153.8 ms x 21.8 mW = 2.79 mWh "
-                      "(estimate)",
+                      f"+ backward) = {PERSONALISATION_FORWARD_PASSES:,} forward passes x "
+                      f"{_PASS.prefill_s * 1e3:.1f} ms x {(_RING.power_w or 0.0) * 1e3:.1f} mW = "
+                      f"{ring_setup_mwh():.2f} mWh (estimate)",
         "cost_per_event": DERIVED_ENERGY_SOURCE.format(unit="mWh (3.6 J)"),
         "daily_budget": "derived: about 77 mWh battery (20 mAh x 3.85 V, estimate for a "
                         "ring-sized Li-ion cell) over a 4-day life = 19 mWh/day, of "
@@ -96,7 +105,9 @@ OURA_RING = make_track(
         "slo_s": "assumption: a wake word must be acknowledged within 330 ms of the "
                  "window closing (a haptic tick inside a third of a second still "
                  "feels immediate; the MFCC front end and the DS-CNN alone take about "
-                 "270 ms on the 64 MHz core at the measured cycles per MAC)",
+                 f"{(_FRONT_END_S + _PASS.prefill_s) * 1e3:.0f} ms on the 64 MHz core at the "
+                 "cycles per MAC measured MCUs reach on the DS-CNN; the front end's 2 million "
+                 "operations are costed at the same rate, an estimate)",
         "slo_quantile": "p99, the usual latency SLO quantile",
         "window_bytes": "derived: 16,000 samples x 2 bytes = 32,000 bytes (decimal, "
                         "exact)",

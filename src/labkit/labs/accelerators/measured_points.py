@@ -17,6 +17,7 @@ gets no mark at all, and a sentence naming the device class's cases that ran els
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import ClassVar
 
@@ -94,6 +95,25 @@ def _one(unit: str) -> str:
 def _source_cell(url: str) -> str:
     return (f"<a href='{lw.esc(url)}' target='_blank' rel='noopener' "
             f"style='word-break:break-all'><code>{lw.esc(url)}</code></a>")
+
+
+def _span(bounds: tuple[float, float] | None) -> str:
+    """``1.2x`` or ``0.9-1.4x`` (measured over achievable)."""
+    assert bounds is not None
+    lo, hi = bounds
+    return f"{lo:.2f}x" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}x"
+
+
+@dataclass(frozen=True)
+class MeasuredSummary:
+    """Where real systems sit for the device on screen: the ids of its own published
+    cases, else of its device class's cases on other devices (``elsewhere``), the range of
+    measured / achievable over them (None without any), and one plain sentence."""
+
+    cases: tuple[str, ...]
+    elsewhere: tuple[str, ...]
+    measured_over_achievable: tuple[float, float] | None
+    text: str
 
 
 class MeasuredPoints:
@@ -194,6 +214,30 @@ class MeasuredPoints:
                 f"{_ratio_range(cases)} on the {lw.esc(hw.name)} (1: achievable lands on the "
                 f"real system; above 1: the system is slower). {self._unit_note()}</p>"
                 + html_table(HEADERS, cells) + "</div>")
+
+    def summary(self, hw: Hardware) -> MeasuredSummary:
+        """What the part's results (the student's report) and its reveal say about real
+        systems for ``hw`` on screen: its own cases, or else its class's cases elsewhere."""
+        own = self.cases.get(hw.id, ())
+        cases = own or class_cases_elsewhere(hw, self.workload)
+        ratios = [calibration_row(m).ratio for m in cases]
+        bounds = (min(ratios), max(ratios)) if ratios else None
+        cls = device_class_of(hw).label
+        if own:
+            one = len(own) == 1
+            text = (f"{_count(len(own), 'published measurement')} on the {hw.name} "
+                    f"{'sits' if one else 'sit'} at {_span(bounds)} labkit's achievable for "
+                    f"{'its own configuration' if one else 'their own configurations'} (the "
+                    "table under the charts)")
+        elif cases:
+            text = (f"no published measurement in labkit's set ran on the {hw.name}; the "
+                    f"{cls} class's {_count(len(cases), 'case')} on other devices "
+                    f"{'sits' if len(cases) == 1 else 'sit'} at {_span(bounds)} achievable")
+        else:
+            text = (f"no published measurement in labkit's set ran on the {hw.name} or "
+                    f"another {cls}")
+        return MeasuredSummary(tuple(m.id for m in own),
+                               tuple(m.id for m in cases) if not own else (), bounds, text)
 
     def _none_html(self, hw: Hardware) -> str:
         cls = device_class_of(hw)

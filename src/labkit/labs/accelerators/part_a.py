@@ -8,10 +8,8 @@ import numpy as np
 from labkit import ui as lw
 from labkit.core.format import (
     fmt_count,
-    fmt_pct,
     fmt_time,
     format_bytes,
-    tex_num,
 )
 from labkit.core.grids import pow2
 from labkit.labs.accelerators.base import (
@@ -22,8 +20,14 @@ from labkit.labs.accelerators.base import (
     thousands,
     tokens_label,
 )
-from labkit.labs.accelerators.derating_text import balance_tex, derating_terms_html
 from labkit.labs.accelerators.measured_points import DecodePoints
+from labkit.labs.accelerators.part_a_text import (
+    DecodePoint,
+    math_html,
+    memory_html,
+    serving_html,
+    shares,
+)
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -33,8 +37,6 @@ from labkit.labs.common import (
     depends_on,
     metric_cards,
 )
-from labkit.physics.derating import device_class_of
-from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.roofline import (
     PAPER_BATCHES,
     PAPER_HARDWARE,
@@ -45,6 +47,7 @@ from labkit.physics.roofline import (
     balance_context,
     critical_batch,
     decode_roofline,
+    derating_contributions,
     doubling_saving,
     knee_batch,
     memory_budget,
@@ -345,12 +348,14 @@ class PartALM(Part):
         t = np.asarray(r.per_token_s)
         return float(t[0]), float(t[1])
 
-    @staticmethod
-    def _shares(pt: DecodeRoofline) -> tuple[float, float, float]:
-        """Per-token weight, KV and overhead time in units of the compute time (B*/B, S/L*
-        and o for a dense model)."""
-        c = float(pt.compute_s)
-        return float(pt.weight_s) / c, float(pt.kv_s) / c, float(pt.overhead_s) / c
+    @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
+    def _point(self, s: Settings) -> DecodePoint:
+        """Your operating point with what the prose quotes (see part_a_text)."""
+        b_star, l_star = self._balance(s)
+        return DecodePoint(self._hw_of(s), self.model, str(s["mode"]), int(s["batch"]),
+                           int(s["context"]), int(s["weight_bits"]), int(s["kv_bits"]),
+                           self._tp_of(s), self._here(s), b_star, l_star, self._knee(s),
+                           self._saving(s))
 
     def _gain_here(self, s: Settings) -> float:
         return float(np.interp(np.log(int(s["context"])), np.log(self._cgrid(s)),
@@ -484,6 +489,7 @@ class PartALM(Part):
             "per_token_at_b_star_s": float(np.asarray(srv.per_token_s)[0]),
             "per_token_b1_s": t1, "per_token_b256_s": t256,
             "past_model_window": ctx > self.model.max_context, "expected": self._expected,
+            **self._real_systems(s),
         }
         cards = [
             ("regime", str(pt.regime), f"{mode} roofline, {self._tp_of(s)} x {hw.name}",
@@ -507,6 +513,21 @@ class PartALM(Part):
             cards.append((f"paper §5.1: B = {lo} → {hi}", f"{paper_ms(t1)} → {paper_ms(t256)}",
                           f"{cut} at {ctx:,} tokens ({mode})", lw.PALETTE["grey"]))
         self._set_readout(metric_cards(cards))
+
+    def _real_systems(self, s: Settings) -> dict[str, object]:
+        """The results' record of where real systems sit: the published cases of the device
+        on screen (else its class's, elsewhere), measured / achievable over them, and the
+        two largest derating terms at your point (label, step seconds added)."""
+        hw = self._hw_of(s)
+        real = self.measured.summary(hw)
+        terms = sorted(derating_contributions(
+            hw, self.model, int(s["batch"]), int(s["context"]), int(s["weight_bits"]),
+            int(s["kv_bits"]), self._tp_of(s)), key=lambda t: -t.added_step_s)
+        bounds = real.measured_over_achievable
+        return {"measured_cases": list(real.cases), "measured_elsewhere": list(real.elsewhere),
+                "measured_over_achievable": list(bounds) if bounds else None,
+                "real_systems": real.text,
+                "largest_derating_terms": [[t.label, t.added_step_s] for t in terms[:2]]}
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -546,7 +567,7 @@ class PartALM(Part):
                                 mem: MemoryBudget, gain_here: float, top: int,
                                 over_slo: bool) -> None:
         saving = self._saving(s)
-        w, k, o = self._shares(pt)
+        w, k, o = shares(pt)
         divided = "weight fetch and overhead" if o > 0 else "weight fetch"
         floor = (f"The KV read is the floor here (S/L* = {k:.3g} > 1): fewer KV bytes (8- or "
                  "4-bit KV, GQA/MLA) or context parallelism lower it."
@@ -590,87 +611,15 @@ class PartALM(Part):
         return rules_table_html(int(s["batch"]), int(s["context"]), b_star, l_star)
 
     def _memory_and_serving_html(self, s: Settings) -> str:
-        tr, mode = self.track, str(s["mode"])
-        pt = self._here(s)[mode]
-        step = float(pt.step_s)
+        tr = self.track
         sb, srv = self._serving(s)
-        t = [float(x) for x in np.asarray(srv.per_token_s)]
-        steps = [float(x) for x in np.asarray(srv.step_s)]
-        floor = float(pt.compute_s) + float(pt.kv_s)
-        slo = ""
-        if tr.slo_kind == "tpot":
-            slo = (f", {'within' if steps[1] <= tr.slo_s else 'over'} the "
-                   f"{fmt_time(tr.slo_s)} TPOT SLO")
-        return (
-            "<p><b>Memory is a performance variable, not just capacity:</b> at your settings "
-            f"reading the KV cache takes {fmt_time(float(pt.kv_step_s))} of the "
-            f"{fmt_time(step)} step ({fmt_pct(float(pt.kv_step_s) / step)}) and reading the "
-            f"weights {fmt_pct(float(pt.weight_step_s) / step)}; every byte stored is a byte "
-            f"each step moves, so {int(s['kv_bits'])}-bit KV at {int(s['context']):,} tokens "
-            "costs time on every token, not only space.</p>"
-            f"<p><b>Serving batch (paper: B ≈ 2B*):</b> 2B* = {sb:,.4g} sequences. Per token "
-            f"that is {paper_ms(t[1])}, against {paper_ms(t[0])} at B* "
-            f"({fmt_pct(1 - t[1] / t[0])} less) and {paper_ms(t[2])} at 4B* (another "
-            f"{fmt_pct(1 - t[2] / t[1])} less); the "
-            f"floor no batch goes below is {paper_ms(floor)} (compute + KV). One step at 2B* "
-            f"takes {fmt_time(steps[1])}, the time every sequence waits per token{slo}.</p>")
+        point = self._point(s)
+        return memory_html(point) + serving_html(
+            point, sb, srv, tr.slo_s if tr.slo_kind == "tpot" else None)
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        hw, m = self._hw_of(s), self.model
-        mode, wb, kb = str(s["mode"]), int(s["weight_bits"]), int(s["kv_bits"])
-        here = self._here(s)
-        pt = here[mode]
-        b_star, l_star = self._balance(s)
-        knee = self._knee(s)
-        n_act = m.block_params_active
-        kvb = kv_bytes_per_token(m, kb)
-        w, k, o = self._shares(pt)
-        saving, ctx = self._saving(s), int(s["context"])
-        ai_txt, balance = balance_tex(hw, m, mode, wb, b_star)
-        self.math.update(
-            balance
-            + f"$$L^* = \\frac{{2N}}{{\\mathrm{{AI}}\\cdot \\mathrm{{kv\\_bpt}}}} = "
-            f"\\frac{{2 \\times {tex_num(n_act)}}}{{{ai_txt} \\times {tex_num(kvb)}}}"
-            f" = {tex_num(l_star)}\\ \\text{{tokens}}$$"
-            "<p>One step of B sequences at context S, terms added (no overlap):</p>"
-            "$$t_{\\text{step}} = \\frac{W_{\\text{bytes}}}{BW} + \\frac{2NB}{C} + "
-            "\\frac{B\\,S\\,\\mathrm{kv\\_bpt}}{BW} = "
-            f"{tex_num(float(pt.weight_step_s) * 1e3)} + "
-            f"{tex_num(float(pt.compute_step_s) * 1e3)} + "
-            f"{tex_num(float(pt.kv_step_s) * 1e3)}"
-            + (f" + {tex_num(float(pt.overhead_step_s) * 1e3)}" if mode == "achievable"
-               else "")
-            + (f" + {tex_num(float(pt.comm_step_s) * 1e3)}" if float(pt.comm_step_s) > 0
-               else "")
-            + f" = {tex_num(float(pt.step_s) * 1e3)}\\ \\text{{ms}}$$"
-            + (derating_terms_html(hw, m, int(s["batch"]), ctx, wb, kb, self._tp_of(s))
-               if mode == "achievable" else "")
-            + f"<p>Per token, in units of one token's compute ($2N/C$ = "
-              f"${tex_num(float(pt.compute_s) * 1e3)}$ ms): "
-              f"$t/(2N/C) = {tex_num(w)} + 1 + {tex_num(k)}"
-            + (f" + {tex_num(o)}" if o > 0 else "")
-            + "$ (weight term, B*/B for a dense model at peak; compute; KV term, S/L*"
-            + ("; overhead" if o > 0 else "")
-            + f"). Doubling the batch divides only the {'first and last' if o > 0 else 'first'}"
-              f": it saves {saving:.1%} here. "
-              "At peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, under 10% once "
-              f"$B > 4B^*/(1 + S/L^*) = {tex_num(4 * b_star / (1 + ctx / l_star))}$. "
-              f"The paper's serving batch $2B^* = {tex_num(2 * b_star)}$ puts the weight term "
-              "at 1/2: half a token's compute (dense, peak).</p>"
-            + ("<p>Knee, the batch whose compute time equals all its memory time (the same "
-               "added terms): $2NB/C = W/BW + B\\,S\\,\\mathrm{kv\\_bpt}/BW \\Rightarrow "
-               f"B_{{\\text{{knee}}}} = B^*/(1 - S/L^*) = {tex_num(knee)}$.</p>"
-               if knee is not None else
-               "<p>S ≥ L*: the KV read alone outlasts the compute, so no batch has compute "
-               "time equal to all its memory time (no knee).</p>")
-            + f"<p>Achievable / peak step time here: "
-              f"{float(here['achievable'].step_s / here['peak'].step_s):.3g}x (the "
-              f"{lw.esc(device_class_of(hw).label)} class's derating, each term above). "
-              "Source: "
-              "<code>labkit.physics.roofline.decode_roofline</code>, <code>critical_batch</code>, "
-              "<code>balance_context</code>, <code>knee_batch</code>, "
-              "<code>serving_batch</code>, <code>regime_rule</code>.</p>")
+        self.math.update(math_html(self._point(s)))
 
     def _reveal_body(self) -> str:
         d = self.default_point
@@ -687,9 +636,18 @@ class PartALM(Part):
                 "grows; every sequence reads its own KV, a share S/L* no batch divides; "
                 "compute's share is 1. Batching pays while B*/B is large next to 1 + S/L*: "
                 f"doubling the batch saves {r['doubling_saving']:.0%} per token at your "
-                "settings. Real systems sit above the roofline: "
-                f"{r['achievable_over_peak']:.2g}x the peak step here (derated bandwidth and "
-                "FLOP/s, the LM head, per-step overhead).</div>")
+                "settings. Real systems sit above the roofline: achievable is "
+                f"{r['achievable_over_peak']:.2g}x the peak step here{self._largest_terms()}"
+                f"; {lw.esc(r['real_systems'])}.</div>")
+
+    def _largest_terms(self) -> str:
+        """``; its largest derating terms: X (+1.2 ms) and Y (+0.3 ms)`` (the results')."""
+        terms = [f"{lw.esc(label)} (+{fmt_time(sec)})"
+                 for label, sec in self.results["largest_derating_terms"]]
+        if not terms:
+            return ""
+        return (f"; its largest derating term{'s' if len(terms) > 1 else ''}: "
+                f"{' and '.join(terms)}")
 
     def takeaway(self) -> str:
         r = self.results

@@ -20,6 +20,7 @@ from labkit.labs.common import (
     depends_on,
     metric_cards,
 )
+from labkit.physics.derating import device_class_of
 from labkit.physics.phases import CnnRoofline, cnn_compute_precision, cnn_inference_time
 from labkit.physics.roofline import get_mode
 from labkit.ui.charts import lin_top, log_domain
@@ -238,6 +239,7 @@ class PartACNN(Part):
             "overhead_s": float(r.overhead_s), "latency_s": lat,
             "per_inference_s": float(r.per_inference_s), "bytes_moved": float(r.bytes_moved),
             "deadline_s": tr.slo_s, "expected": self._expected,
+            "achievable_over_peak": self._achievable_over_peak(s), **self._real_systems(),
         }
         self._set_details(precision_floor_note(self.hw, self.model, wb, self._noun(), b, mode)
                           + self.measured.html(self.hw))
@@ -252,6 +254,19 @@ class PartACNN(Part):
              f"{b} input(s); {fmt_time(float(r.per_inference_s))} each", lw.PALETTE["purple"]),
             ("deadline", fmt_time(tr.slo_s), f"{lat / tr.slo_s:.1%} used", lw.PALETTE["grey"]),
         ]))
+
+    def _achievable_over_peak(self, s: Settings) -> float:
+        wb, b = int(s["weight_bits"]), int(s["batch"])
+        return float(cnn_inference_time(self.hw, self.model, wb, b, "achievable").latency_s
+                     / cnn_inference_time(self.hw, self.model, wb, b, "peak").latency_s)
+
+    def _real_systems(self) -> dict[str, object]:
+        """The results' record of the published cases on this device (else its class's)."""
+        real = self.measured.summary(self.hw)
+        bounds = real.measured_over_achievable
+        return {"measured_cases": list(real.cases), "measured_elsewhere": list(real.elsewhere),
+                "measured_over_achievable": list(bounds) if bounds else None,
+                "real_systems": real.text}
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -289,6 +304,7 @@ class PartACNN(Part):
         attain = min(c_eff, ai * bw)
         lat = float(r.latency_s)
         prec = cnn_compute_precision(self.hw, int(s["weight_bits"]))
+        frac, tail_note = self._compute_tex(s, prec, float(r.compute_s))
         self.math.update(
             "<p>One pass over B inputs (weights read once, activations per input):</p>"
             f"$$\\mathrm{{AI}} = \\frac{{B \\cdot F}}{{W_b + B\\,A}} = "
@@ -296,11 +312,34 @@ class PartACNN(Part):
             f"{{{tex_num(float(r.bytes_moved))}}} = {tex_num(ai)}\\ \\text{{FLOP/B}}$$"
             f"$$P = \\min(C, \\mathrm{{AI}}\\cdot BW) = \\min({tex_num(c_eff)}, "
             f"{tex_num(ai)} \\times {tex_num(bw)}) = {tex_num(attain)}\\ \\text{{FLOP/s}}$$"
-            f"$$t = \\max\\left(\\frac{{BF}}{{C}}, \\frac{{W_b + BA}}{{BW}}\\right) + o = "
-            f"\\max({tex_num(float(r.compute_s) * 1e3)}, {tex_num(float(r.memory_s) * 1e3)})"
-            f" + {tex_num(float(r.overhead_s) * 1e3)} = {tex_num(lat * 1e3)}\\ \\text{{ms}}$$"
-            f"<p>Ridge C/BW = {ridge:,.3g} FLOP/B ({prec}). Source: "
+            f"$$t = \\max\\left({frac}, \\frac{{W_b + BA}}{{BW}}\\right) "
+            f"+ o = \\max({tex_num(float(r.compute_s) * 1e3)}, "
+            f"{tex_num(float(r.memory_s) * 1e3)}) + {tex_num(float(r.overhead_s) * 1e3)} = "
+            f"{tex_num(lat * 1e3)}\\ \\text{{ms}}$$" + tail_note
+            + f"<p>Ridge C/BW = {ridge:,.3g} FLOP/B ({prec}). Source: "
             "<code>labkit.physics.phases.cnn_inference_time</code>.</p>")
+
+    def _compute_tex(self, s: Settings, prec: str, compute_s: float) -> tuple[str, str]:
+        """The compute term of the pass as TeX, and a sentence on its tile tail: FLOP over C,
+        plus each fused layer's partial wave of tensor-core tiles when the mode charges one,
+        or over the FP32 rate when the CUDA-core kernels are the faster (and kept)."""
+        hw, m, mode = self.hw, self.model, str(s["mode"])
+        d = get_mode(mode, hw, "cnn")
+        f, layers = d.layer_tail_flop, m.kernel_layers
+        if f <= 0 or layers == 0 or prec in ("fp32", "tf32"):
+            return "\\frac{BF}{C}", ""
+        bf = int(s["batch"]) * m.flops_per_inference
+        fp32 = hw.flops("fp32") * d.cnn_flop_efficiency("fp32")
+        if compute_s < (bf + layers * f) / self._c_eff(s) * (1 - 1e-9):
+            return ("\\frac{BF}{C_{\\text{FP32}}}",
+                    f"<p>Here the CUDA-core (FP32) kernels, at $C_{{\\text{{FP32}}}} = "
+                    f"{tex_num(fp32)}$ FLOP/s, beat the tensor cores with their tile tails "
+                    f"({layers} layers x {tex_num(f)} FLOP), and the engine keeps them.</p>")
+        return ("\\frac{BF + L\\,f_{\\text{tail}}}{C}",
+                f"<p>$L\\,f_{{\\text{{tail}}}} = {layers} \\times {tex_num(f)}$ FLOP: each of "
+                f"the {layers} fused layers ends on a partial wave of tensor-core tiles, idle "
+                "compute the pass pays at its own rate (it shrinks on a bigger GPU; FP32 on "
+                "the CUDA cores has none).</p>")
 
     def _reveal_body(self) -> str:
         d = self.default_point
@@ -319,7 +358,10 @@ class PartACNN(Part):
                 f"{lw.esc(hw.name)}'s ridge of {ridge:,.3g} ({fmt_si(hw.flops(prec), 'FLOP/s')} "
                 f"over {fmt_si(hw.memory_bandwidth, 'B/s')}). The ridge is a ratio, so a small "
                 "device with a tiny FLOP/s and a tiny bandwidth can still be compute-bound. "
-                "Real passes sit under the roof by a fixed overhead.</div>")
+                "Real passes sit under the roof: achievable takes "
+                f"{r['achievable_over_peak']:.2g}x the peak pass here (the "
+                f"{lw.esc(device_class_of(hw).label)} class's derating); "
+                f"{lw.esc(r['real_systems'])}.</div>")
 
     def takeaway(self) -> str:
         r = self.results
