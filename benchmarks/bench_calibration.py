@@ -49,7 +49,8 @@ def fit() -> None:
     grids = {
         "datacenter": (dr.DATACENTER_DECODE, lambda bw, lo, mo: dict(
             bandwidth_efficiency=bw, layer_overhead_s=lo, moe_layer_overhead_s=mo),
-            ([0.9], [50e-6, 60e-6, 70e-6, 80e-6, 90e-6], [0.0, 30e-6, 60e-6, 90e-6])),  # bw: estimate
+            # bandwidth fixed: a sourced estimate, not a fit
+            ([0.9], [50e-6, 60e-6, 70e-6, 80e-6, 90e-6], [0.0, 30e-6, 60e-6, 90e-6])),
         "automotive": (dr.EDGE_GPU_CNN, lambda e, e32, tail, lo: dict(
             flop_efficiency=e, fp32_flop_efficiency=e32, layer_tail_flop=tail,
             layer_overhead_s=lo),
@@ -57,7 +58,8 @@ def fit() -> None:
              [80e6, 90e6, 100e6, 110e6, 120e6, 130e6], [3e-6, 4e-6, 5e-6, 6e-6, 7e-6])),
         "phone": (dr.PHONE_DECODE, lambda bw, q4: dict(
             bandwidth_efficiency=bw, bits_bandwidth=MappingProxyType({4: q4, 8: (1 + q4) / 2})),
-            ([0.55, 0.6, 0.65, 0.7, 0.75], [0.72])),  # 4-bit share: from the measurement
+            # the 4-bit share fixed: from the measurement
+            ([0.55, 0.6, 0.65, 0.7, 0.75], [0.72])),
         "mcu": (dr.MCU_CNN, lambda cpm: dict(flop_efficiency=1 / (2 * cpm)),
                 ([2.9, 3.1, 3.3, 3.5, 3.7, 3.9, 4.1],)),
     }
