@@ -154,3 +154,22 @@ def test_part_a_cnn_sentences_follow_the_roofline(lab, track):
         part.hw.memory_bandwidth
     side = "above" if float(d.flops / d.bytes_moved) >= ridge else "below"
     assert f", {side} the" in part._reveal_html.value
+
+
+@pytest.mark.parametrize("track", CNN_TRACKS)
+def test_part_a_cnn_math_peek_writes_the_compute_term_the_physics_uses(lab, track):
+    """Achievable on tensor cores charges each fused layer's tile tail (the robotaxi); the
+    FP32 pass and the MCU have none, and the peek's numbers add up to the pass."""
+    part = lab(track).part("A")
+    c = part.controls
+    for wb, mode in itertools.product((32, 8), ("peak", "achievable")):
+        c["weight_bits"].value, c["mode"].value = wb, mode
+        math = part.math.body
+        d = rf.get_mode(mode, part.hw, "cnn")
+        prec = cnn_compute_precision(part.hw, wb)
+        tail = d.layer_tail_flop > 0 and prec not in ("fp32", "tf32")
+        assert ("f_{\\text{tail}}" in math) == tail, (track, wb, mode)
+        if tail:
+            assert f"{part.model.kernel_layers} fused layers" in math
+        r = cnn_inference_time(part.hw, part.model, wb, int(c["batch"].value), mode)
+        assert r.latency_s == pytest.approx(max(r.compute_s, r.memory_s) + r.overhead_s)

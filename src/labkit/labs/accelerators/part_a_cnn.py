@@ -329,8 +329,8 @@ class PartACNN(Part):
         if f <= 0 or layers == 0 or prec in ("fp32", "tf32"):
             return "\\frac{BF}{C}", ""
         bf = int(s["batch"]) * m.flops_per_inference
-        fp32 = hw.flops("fp32") * d.cnn_flop_efficiency("fp32")
-        if compute_s < (bf + layers * f) / self._c_eff(s) * (1 - 1e-9):
+        if compute_s < (bf + layers * f) / self._c_eff(s) * (1 - 1e-9):  # (has an FP32 rate)
+            fp32 = hw.flops("fp32") * d.cnn_flop_efficiency("fp32")
             return ("\\frac{BF}{C_{\\text{FP32}}}",
                     f"<p>Here the CUDA-core (FP32) kernels, at $C_{{\\text{{FP32}}}} = "
                     f"{tex_num(fp32)}$ FLOP/s, beat the tensor cores with their tile tails "
