@@ -133,6 +133,7 @@ class Hub:
         self.port = port
         self.url = f"http://{DOMAIN}:{port}"
         self.log_path = folder / "jupyterhub.log"
+        self.proxy_pid_file = folder / "jupyterhub-proxy.pid"
         self.env = {**os.environ, **{f"LABKIT_HUB_{k}": v for k, v in settings.items()
                                      if k != "EXCHANGE_ROOT"},
                     "LABKIT_EXCHANGE_ROOT": settings["EXCHANGE_ROOT"],
@@ -148,6 +149,7 @@ class Hub:
                     f"--JupyterHub.db_url=sqlite:///{folder / 'jupyterhub.sqlite'}",
                     f"--JupyterHub.cookie_secret_file={folder / 'cookie_secret'}",
                     f"--JupyterHub.pid_file={folder / 'jupyterhub.pid'}",
+                    f"--ConfigurableHTTPProxy.pid_file={self.proxy_pid_file}",
                     "--Spawner.http_timeout=120", "--Spawner.start_timeout=120"]
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -173,23 +175,56 @@ class Hub:
                            f"{self.log_tail()}")
 
     def stop(self) -> None:
-        """SIGTERM (the hub stops its proxy, service and servers), SIGKILL if stuck."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, sig)
-            try:
-                self.proc.wait(30)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        """SIGTERM (the hub stops its proxy, service and servers), SIGKILL if stuck; then
+        the proxy, which runs in a session of its own, if the hub left it running (a hub
+        killed by SIGKILL cannot stop it)."""
+        if self.proc is not None and self.proc.poll() is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, sig)
+                try:
+                    self.proc.wait(30)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        pid = self.proxy_pid()
+        if pid is not None:
+            end_process(pid)
+
+    def proxy_pid(self) -> int | None:
+        """The hub's configurable-http-proxy if it still runs (its pid file, checked
+        against the process's command line: a pid can be reused)."""
+        try:
+            pid = int(self.proxy_pid_file.read_text().strip())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            return None
+        return pid if b"configurable-http-proxy" in cmdline else None
 
     def log_tail(self, n: int = 8000) -> str:
         try:
             return self.log_path.read_text(encoding="utf-8", errors="replace")[-n:]
         except OSError:
             return "(no log)"
+
+
+def end_process(pid: int, grace_s: float = 10.0) -> None:
+    """SIGTERM ``pid``, SIGKILL it after ``grace_s`` if it still runs."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+                return
+            time.sleep(0.1)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
 
 
 def copy_course(dest: Path) -> None:
