@@ -193,6 +193,27 @@ MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
                 "params": "Qwen3-8B model card: 8.2B total, 6.95B non-embedding",
                 "max_context": "Qwen3-8B model card: 32,768 tokens natively (131,072 with "
                                "YaRN)"}),
+    _m(id="qwen2-1.5b", name="Qwen2 1.5B", architecture=TRANSFORMER,
+       layers=28, hidden=1536, q_heads=12, kv_heads=2, d_head=128, ffn_dim=8960,
+       vocab=151936, max_context=32768, params_total=1.54e9, params_active=1.54e9,
+       tied_embeddings=True,
+       sources={"shape": "Qwen2-1.5B-Instruct config.json (as copied with _name_or_path "
+                         "Qwen/Qwen2-1.5B-Instruct, e.g. huggingface.co/unsloth/"
+                         "Qwen2-1.5B-Instruct): 28 layers, hidden 1536, 12 heads, 2 KV heads, "
+                         "intermediate 8960, vocab 151936, tied embeddings, 32768 positions; "
+                         "Qwen2 technical report (arXiv:2407.10671) Table 1",
+                "params": "Qwen2 release: 1.54B total (1.31B non-embedding); the shapes sum "
+                          "to 1,543,714,304"}),
+    _m(id="qwen2-0.5b", name="Qwen2 0.5B", architecture=TRANSFORMER,
+       layers=24, hidden=896, q_heads=14, kv_heads=2, d_head=64, ffn_dim=4864,
+       vocab=151936, max_context=32768, params_total=0.49e9, params_active=0.49e9,
+       tied_embeddings=True,
+       sources={"shape": "Qwen2-0.5B-Instruct config.json (as copied with _name_or_path "
+                         "Qwen/Qwen2-0.5B-Instruct): 24 layers, hidden 896, 14 heads, 2 KV "
+                         "heads, intermediate 4864, vocab 151936, tied embeddings, 32768 "
+                         "positions; Qwen2 technical report (arXiv:2407.10671) Table 1",
+                "params": "Qwen2 release: 0.49B total (0.35B non-embedding); the shapes sum "
+                          "to 494,032,768"}),
     _m(id="tinyllama-1.1b", name="TinyLlama 1.1B", architecture=TRANSFORMER,
        layers=22, hidden=2048, q_heads=32, kv_heads=4, d_head=64, ffn_dim=5632,
        vocab=32000, max_context=2048, params_total=1.1e9, params_active=1.1e9,
