@@ -157,6 +157,7 @@ def test_cnn_tile_tail_scales_with_the_device_and_skips_fp32():
         r = cnn_inference_time(hw, "yolov8n", weight_bits=16, mode="achievable")
         assert r.compute_s == pytest.approx((8.7e9 + tail) / (tops * 0.40), rel=1e-12)
         assert r.overhead_s == pytest.approx(168 * 5e-6, rel=1e-12)
+        assert r.tail_flops == tail and not r.cuda_cores
     f32 = cnn_inference_time("jetson-orin-nano-super-gpu", "yolov8n", weight_bits=32,
                              mode="achievable")
     assert f32.compute_s == pytest.approx(8.7e9 / (2.09e12 * 0.55), rel=1e-12)
@@ -166,6 +167,8 @@ def test_cnn_tile_tail_scales_with_the_device_and_skips_fp32():
     # keeps the CUDA-core kernels (FP32 rate x 55%) instead
     kws = cnn_inference_time("h100-sxm", "ds-cnn-kws", weight_bits=16, mode="achievable")
     assert kws.compute_s == pytest.approx(5.32e6 / (66.9e12 * 0.55), rel=1e-12)
+    assert kws.cuda_cores and kws.tail_flops == 0.0
+    assert f32.tail_flops == 0.0 and not f32.cuda_cores  # FP32: no tail to begin with
 
 
 def test_cnn_batch_vectorised():
@@ -305,3 +308,17 @@ def test_a_cnn_pass_never_gets_faster_as_the_weight_precision_rises():
                 get_hardware(hw).peak_flops, hw
             checked += 1
     assert checked >= 4
+
+
+def test_front_end_rate_is_the_fp32_peak_derated_like_the_cnn():
+    """The ring's MFCC front end: 128 MFLOP/s FP32 peak (64 MHz x 2) at the MCU class's
+    1/(2 x 3.5) of peak = 18.3 MFLOP/s achievable; peak mode is the bare peak."""
+    from labkit.physics.phases import front_end_ops_per_s
+
+    assert front_end_ops_per_s("cortex-m4-ring") == pytest.approx(128e6 / 7, rel=1e-12)
+    assert front_end_ops_per_s("cortex-m4-ring", "peak") == 128e6
+    # the ring's sources quote front end + DS-CNN pass at this rate
+    from labkit.tracks import TRACKS
+
+    total_ms = (2e6 / (128e6 / 7) + 2 * 2.66e6 * 7 / 256e6) * 1e3
+    assert f"about {total_ms:.0f} ms" in TRACKS["oura_ring"].sources["slo_s"]

@@ -155,6 +155,9 @@ class CnnRoofline:
 
     ``latency_s`` is the whole pass (every frame of the batch is ready at its end);
     ``per_inference_s`` = latency / batch. ``regime`` names the larger roofline term.
+    ``tail_flops``: the tile-tail FLOP charged in ``compute_s`` (0 at peak, in FP32, and
+    where ``cuda_cores``: the engine kept the CUDA-core kernels, faster than tensor cores
+    with their tails; ``compute_s`` is then the FLOP at the FP32 rate).
     """
 
     batch: np.ndarray | float
@@ -166,6 +169,8 @@ class CnnRoofline:
     latency_s: np.ndarray | float
     per_inference_s: np.ndarray | float
     regime: np.ndarray | str
+    tail_flops: np.ndarray | float = 0.0
+    cuda_cores: np.ndarray | bool = False
 
 
 def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits: int = 8,
@@ -194,7 +199,7 @@ def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits
     flops = np.asarray(b, dtype=float) * m.flops_per_inference
     act = m.activation_bytes_int8 * _activation_bytes_per_element(prec)
     moved = weight_bytes(m, weight_bits) + np.asarray(b, dtype=float) * act
-    compute_s = _cnn_compute_s(hw, d, prec, flops, m.kernel_layers)
+    compute_s, tail, cuda = _cnn_compute_s(hw, d, prec, flops, m.kernel_layers)
     memory_s = moved / bandwidth
     latency = np.maximum(compute_s, memory_s) + overhead
     regime = np.where(compute_s >= memory_s, "compute-bound", "memory-bound")
@@ -207,20 +212,35 @@ def cnn_inference_time(hardware: str | Hardware, model: str | Model, weight_bits
         compute_s=out(compute_s), memory_s=out(memory_s), overhead_s=overhead,
         latency_s=out(latency), per_inference_s=out(latency / np.asarray(b, dtype=float)),
         regime=str(regime) if regime.ndim == 0 else regime,
+        tail_flops=out(tail), cuda_cores=bool(cuda) if np.ndim(cuda) == 0 else cuda,
     )
 
 
 def _cnn_compute_s(hw: Hardware, d: Derating, prec: str, flops: np.ndarray,
-                   layers: int) -> np.ndarray:
-    """Compute time of a CNN pass: FLOP / (peak x efficiency) at ``prec``; on tensor cores
-    each of the ``layers`` fused layers adds ``d.layer_tail_flop`` of partial-wave tail, and
-    the engine keeps the CUDA-core (FP32) kernels instead where those are faster (TensorRT
-    times both tactics), so a tiny model never runs slower in FP16 than in FP32."""
+                   layers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(compute s, tail FLOP charged, CUDA-core kernels kept) of a CNN pass: FLOP / (peak x
+    efficiency) at ``prec``; on tensor cores each of the ``layers`` fused layers adds
+    ``d.layer_tail_flop`` of partial-wave tail, and the engine keeps the CUDA-core (FP32)
+    kernels instead where those are faster (TensorRT times both tactics), so a tiny model
+    never runs slower in FP16 than in FP32."""
     rate = hw.flops(prec) * d.cnn_flop_efficiency(prec)
+    none = np.zeros_like(flops)
     if prec in ("fp32", "tf32") or d.layer_tail_flop <= 0 or "fp32" not in hw.peak_flops:
-        return flops / rate
+        return flops / rate, none, none.astype(bool)
+    tail = layers * d.layer_tail_flop
+    tensor = (flops + tail) / rate
     cuda_cores = flops / (hw.flops("fp32") * d.cnn_flop_efficiency("fp32"))
-    return np.minimum((flops + layers * d.layer_tail_flop) / rate, cuda_cores)
+    kept = cuda_cores < tensor
+    return np.where(kept, cuda_cores, tensor), np.where(kept, 0.0, tail + none), kept
+
+
+def front_end_ops_per_s(hardware: str | Hardware, mode: str | Derating = "achievable"
+                        ) -> float:
+    """Operations per second of a device's signal front end (FFT, filter bank, DCT in FP32):
+    its FP32 peak x the class's CNN FP32 efficiency in ``mode`` (no separate measured DSP
+    figure exists for these devices; an estimate)."""
+    hw = get_hardware(hardware)
+    return hw.flops("fp32") * get_mode(mode, hw, "cnn").cnn_flop_efficiency("fp32")
 
 
 def decision_time(hardware: str | Hardware, window_bytes: object,

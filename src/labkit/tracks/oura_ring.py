@@ -6,8 +6,7 @@ The one-time setup energy (on-device personalisation) is derived by :func:`ring_
 from __future__ import annotations
 
 from labkit.core.units import J_PER_MWH
-from labkit.physics.derating import get_mode
-from labkit.physics.phases import decision_time, request_phases
+from labkit.physics.phases import decision_time, front_end_ops_per_s, request_phases
 from labkit.registries.edge import edge_profile
 from labkit.registries.hardware import get_hardware
 from labkit.tracks.base import DERIVED_ENERGY_SOURCE, Stakeholder, make_track, narrative
@@ -23,8 +22,8 @@ _DECISION_US = decision_time("cortex-m4-ring", _RING_WINDOW_BYTES) * 1e6
 # The figures the sources quote, computed (achievable: the MCU class's cycles per MAC).
 _PASS = request_phases("cortex-m4-ring", "ds-cnn-kws", weight_bits=8)
 _RING = get_hardware("cortex-m4-ring")
-_FRONT_END_S = edge_profile("cortex-m4-ring").front_end_ops / (  # type: ignore[union-attr]
-    _RING.flops("fp32") * get_mode("achievable", _RING, "cnn").cnn_flop_efficiency("fp32"))
+_FRONT_END_S = (edge_profile("cortex-m4-ring").front_end_ops  # type: ignore[union-attr]
+                / front_end_ops_per_s(_RING))
 
 
 def ring_setup_mwh(hardware_id: str = "cortex-m4-ring", model_id: str = "ds-cnn-kws",

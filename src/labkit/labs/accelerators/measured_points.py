@@ -115,6 +115,13 @@ class MeasuredSummary:
     measured_over_achievable: tuple[float, float] | None
     text: str
 
+    def as_results(self) -> dict[str, object]:
+        """The part's results entries (JSON types) for the student's report."""
+        bounds = self.measured_over_achievable
+        return {"measured_cases": list(self.cases), "measured_elsewhere": list(self.elsewhere),
+                "measured_over_achievable": list(bounds) if bounds else None,
+                "real_systems": self.text}
+
 
 class MeasuredPoints:
     """The published cases of the devices a part can show: marks on one chart, a table.

@@ -519,14 +519,10 @@ class PartALM(Part):
         on screen (else its class's, elsewhere), measured / achievable over them, and the
         two largest derating terms at your point (label, step seconds added)."""
         hw = self._hw_of(s)
-        real = self.measured.summary(hw)
         terms = sorted(derating_contributions(
             hw, self.model, int(s["batch"]), int(s["context"]), int(s["weight_bits"]),
             int(s["kv_bits"]), self._tp_of(s)), key=lambda t: -t.added_step_s)
-        bounds = real.measured_over_achievable
-        return {"measured_cases": list(real.cases), "measured_elsewhere": list(real.elsewhere),
-                "measured_over_achievable": list(bounds) if bounds else None,
-                "real_systems": real.text,
+        return {**self.measured.summary(hw).as_results(),
                 "largest_derating_terms": [[t.label, t.added_step_s] for t in terms[:2]]}
 
     @depends_on(ALL)

@@ -239,7 +239,8 @@ class PartACNN(Part):
             "overhead_s": float(r.overhead_s), "latency_s": lat,
             "per_inference_s": float(r.per_inference_s), "bytes_moved": float(r.bytes_moved),
             "deadline_s": tr.slo_s, "expected": self._expected,
-            "achievable_over_peak": self._achievable_over_peak(s), **self._real_systems(),
+            "achievable_over_peak": self._achievable_over_peak(s),
+            **self.measured.summary(self.hw).as_results(),
         }
         self._set_details(precision_floor_note(self.hw, self.model, wb, self._noun(), b, mode)
                           + self.measured.html(self.hw))
@@ -259,14 +260,6 @@ class PartACNN(Part):
         wb, b = int(s["weight_bits"]), int(s["batch"])
         return float(cnn_inference_time(self.hw, self.model, wb, b, "achievable").latency_s
                      / cnn_inference_time(self.hw, self.model, wb, b, "peak").latency_s)
-
-    def _real_systems(self) -> dict[str, object]:
-        """The results' record of the published cases on this device (else its class's)."""
-        real = self.measured.summary(self.hw)
-        bounds = real.measured_over_achievable
-        return {"measured_cases": list(real.cases), "measured_elsewhere": list(real.elsewhere),
-                "measured_over_achievable": list(bounds) if bounds else None,
-                "real_systems": real.text}
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -304,7 +297,7 @@ class PartACNN(Part):
         attain = min(c_eff, ai * bw)
         lat = float(r.latency_s)
         prec = cnn_compute_precision(self.hw, int(s["weight_bits"]))
-        frac, tail_note = self._compute_tex(s, prec, float(r.compute_s))
+        frac, tail_note = self._compute_tex(s, r)
         self.math.update(
             "<p>One pass over B inputs (weights read once, activations per input):</p>"
             f"$$\\mathrm{{AI}} = \\frac{{B \\cdot F}}{{W_b + B\\,A}} = "
@@ -319,27 +312,26 @@ class PartACNN(Part):
             + f"<p>Ridge C/BW = {ridge:,.3g} FLOP/B ({prec}). Source: "
             "<code>labkit.physics.phases.cnn_inference_time</code>.</p>")
 
-    def _compute_tex(self, s: Settings, prec: str, compute_s: float) -> tuple[str, str]:
-        """The compute term of the pass as TeX, and a sentence on its tile tail: FLOP over C,
-        plus each fused layer's partial wave of tensor-core tiles when the mode charges one,
-        or over the FP32 rate when the CUDA-core kernels are the faster (and kept)."""
-        hw, m, mode = self.hw, self.model, str(s["mode"])
-        d = get_mode(mode, hw, "cnn")
-        f, layers = d.layer_tail_flop, m.kernel_layers
-        if f <= 0 or layers == 0 or prec in ("fp32", "tf32"):
-            return "\\frac{BF}{C}", ""
-        bf = int(s["batch"]) * m.flops_per_inference
-        if compute_s < (bf + layers * f) / self._c_eff(s) * (1 - 1e-9):  # (has an FP32 rate)
-            fp32 = hw.flops("fp32") * d.cnn_flop_efficiency("fp32")
+    def _compute_tex(self, s: Settings, r: CnnRoofline) -> tuple[str, str]:
+        """The compute term of the pass ``r`` as TeX and a sentence: FLOP over C, plus each
+        fused layer's tile tail when the pass charges one, or over the FP32 rate when the
+        engine kept the CUDA-core kernels (the physics says which)."""
+        d = get_mode(str(s["mode"]), self.hw, "cnn")
+        layers = self.model.kernel_layers
+        if bool(r.cuda_cores):
+            fp32 = self.hw.flops("fp32") * d.cnn_flop_efficiency("fp32")
             return ("\\frac{BF}{C_{\\text{FP32}}}",
                     f"<p>Here the CUDA-core (FP32) kernels, at $C_{{\\text{{FP32}}}} = "
                     f"{tex_num(fp32)}$ FLOP/s, beat the tensor cores with their tile tails "
-                    f"({layers} layers x {tex_num(f)} FLOP), and the engine keeps them.</p>")
+                    f"({layers} layers x {tex_num(d.layer_tail_flop)} FLOP), and the engine "
+                    "keeps them.</p>")
+        if float(r.tail_flops) <= 0:
+            return "\\frac{BF}{C}", ""
         return ("\\frac{BF + L\\,f_{\\text{tail}}}{C}",
-                f"<p>$L\\,f_{{\\text{{tail}}}} = {layers} \\times {tex_num(f)}$ FLOP: each of "
-                f"the {layers} fused layers ends on a partial wave of tensor-core tiles, idle "
-                "compute the pass pays at its own rate (it shrinks on a bigger GPU; FP32 on "
-                "the CUDA cores has none).</p>")
+                f"<p>$L\\,f_{{\\text{{tail}}}} = {layers} \\times "
+                f"{tex_num(d.layer_tail_flop)}$ FLOP: each of the {layers} fused layers ends on "
+                "a partial wave of tensor-core tiles, idle compute the pass pays at its own "
+                "rate (it shrinks on a bigger GPU; FP32 on the CUDA cores has none).</p>")
 
     def _reveal_body(self) -> str:
         d = self.default_point

@@ -14,8 +14,7 @@ from labkit.core import validation as v
 from labkit.core.format import fmt_count, fmt_energy, format_bytes
 from labkit.physics import edge
 from labkit.physics.kvcache import weight_bytes
-from labkit.physics.phases import cnn_inference_time
-from labkit.physics.roofline import get_mode
+from labkit.physics.phases import cnn_inference_time, front_end_ops_per_s
 from labkit.plans.scenarios.base import (
     Config,
     ConfigValue,
@@ -84,8 +83,7 @@ def ring_split(tr: Track, weight_bits: int, split: str, interval_s: float,
     return edge.wearable_split(
         split, window_bytes=tr.window_bytes, feature_bytes=prof.feature_bytes,
         result_bytes=prof.result_bytes, front_end_ops=prof.front_end_ops,
-        front_end_ops_per_s=hw.flops("fp32") * get_mode(DESIGN_MODE, hw,
-                                                         "cnn").cnn_flop_efficiency("fp32"),
+        front_end_ops_per_s=front_end_ops_per_s(hw, DESIGN_MODE),
         model_s=rw["model_s"], device_power_w=float(hw.power_w or 0.0), host_s=rw["host_s"],
         interval_s=interval_s, inputs_per_s=duty * tr.demand_rate_per_s,
         link=prof.offload_links[0])
