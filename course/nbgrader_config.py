@@ -27,12 +27,15 @@ c.ExecutePreprocessor.timeout = 120
 c.Execute.timeout = 120
 
 # Feedback (``nbgrader generate_feedback``, ``labkit course report``) keeps the hidden tests
-# hidden -- cleared from the test cells' sources (nbgrader's ClearHiddenTests), withheld
-# from the outputs (a test cell's error shows ``ename: evalue`` without the traceback that
-# quotes its source) -- and never runs a student's HTML or JavaScript: outputs and
-# markdown are sanitised (no <script>, no onerror=...; the formgrader reads this too).
+# hidden -- cleared from the test cells' sources (nbgrader's ClearHiddenTests), a test
+# cell's output only the verdict (``ename: evalue``, no traceback quoting its source) --
+# and never runs a student's HTML or JavaScript: the notebook is sanitised with nh3
+# (labkit.course.sanitize) and the page carries a Content-Security-Policy with no script
+# and no remote fetch. ``sanitize_html`` stays on for the formgrader (the feedback exporter
+# skips nbconvert's slow bleach pass: its notebook is already clean).
 # labkit.course.feedback.feedback_config() is the same setting in code.
 c.GenerateFeedback.preprocessors = list(FEEDBACK_PREPROCESSORS)
+c.GenerateFeedback.exporter_class = "labkit.course.feedback.FeedbackExporter"
 c.HTMLExporter.sanitize_html = True
 
 # ``labkit course grade`` options (labkit.course.config.LabkitGrade); a command-line flag
@@ -41,4 +44,5 @@ c.HTMLExporter.sanitize_html = True
 # c.LabkitGrade.cell_timeout = 60    # seconds per cell before the kernel is interrupted
 # c.LabkitGrade.job_timeout = 900    # seconds per submission before its worker is killed
 # c.LabkitGrade.memory_mb = 3072     # MiB of address space per student kernel
-# c.LabkitGrade.scheduler = ""       # a Dask scheduler (tcp://host:8786); "": local pool
+# c.LabkitGrade.cpus = 1.0           # CPU cores each student kernel may use
+# c.LabkitGrade.scheduler = None     # a Dask scheduler (tcp://host:8786); None or "": local

@@ -11,6 +11,7 @@ from nbgrader.api import Gradebook
 
 from course_helpers import ROOT, TRACKS
 from labkit.course import demo
+from labkit.course.fixtures.faults import make_specials
 
 FIXTURES = ROOT / "autograder" / "fixtures" / "lab1"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
@@ -22,7 +23,8 @@ LAB2 = sorted({key.split("/")[1] for key in EXPECTED2})
 
 def fixture_course(tmp: Path, assignments: list[str], students: list[str] | None = None,
                    fixtures: Path = FIXTURES) -> str:
-    """A fresh course with ``assignments`` generated and fixture submissions collected."""
+    """A fresh course with ``assignments`` generated and fixture submissions collected,
+    their special files (FIFOs, sparse files, odd names: ``specials.json``) made again."""
     db_url = demo.new_course(ROOT, tmp, assignments)
     for folder in sorted((fixtures / "submitted").iterdir()):
         if students is not None and folder.name not in students:
@@ -31,6 +33,7 @@ def fixture_course(tmp: Path, assignments: list[str], students: list[str] | None
             if (folder / assignment).is_dir():
                 shutil.copytree(folder / assignment, tmp / "submitted" / folder.name / assignment,
                                 symlinks=True)
+    make_specials(fixtures, tmp)
     return db_url
 
 

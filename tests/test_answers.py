@@ -197,3 +197,28 @@ def test_ledger_plain_json_and_corrupt_file(tmp_path):
     path.write_text("garbage")
     with pytest.raises(ValueError, match=str(path)):
         read_ledger(path=path)
+
+
+def _record_many(path: str, track: str, n: int, barrier) -> None:
+    barrier.wait()  # both start together: their read-modify-writes interleave
+    for i in range(n):
+        record_ledger("lab1", track, {"i": i}, path=path)
+
+
+def test_two_notebooks_recording_at_once_keep_each_others_entries(tmp_path):
+    """Two kernels (two open notebooks) appending to one ledger: without the lock one
+    replaced the file with a copy read before the other's write, and lost its entries."""
+    import multiprocessing
+
+    path = tmp_path / "ledger.json"
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(2)
+    procs = [ctx.Process(target=_record_many, args=(str(path), track, 25, barrier))
+             for track in ("iphone", "cloud_fleet")]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    got = sorted((e["track"], e["choices"]["i"]) for e in read_ledger(path=path))
+    assert got == sorted((t, i) for t in ("iphone", "cloud_fleet") for i in range(25))

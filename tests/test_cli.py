@@ -127,8 +127,12 @@ def test_a_closed_pipe_is_not_an_error():
     (["list", "gpus"], "invalid choice"),
     ([], "required: {roofline,size,economy,parallelism,list,course,summary}"),
     (["course"], "required: {build,init,grade,feedback,export,demo,fixtures}"),
-    (["course", "grade", "lab1", "--workers", "0"], "--workers: must be an integer >= 1"),
-    (["course", "demo", "--workers", "-1"], "--workers: must be an integer >= 1"),
+    (["course", "grade", "lab1", "--workers", "-1"], "--workers: must be an integer >= 0"),
+    (["course", "grade", "lab1", "--cell-timeout", "0"],
+     "--cell-timeout: must be an integer >= 1"),
+    (["course", "grade", "lab1", "--cpus", "0"], "--cpus: must be a number > 0"),
+    (["course", "grade", "lab1", "--cpus", "nan"], "--cpus: must be a number > 0"),
+    (["course", "demo", "--workers", "-1"], "--workers: must be an integer >= 0"),
     (["course", "grade", "lab1", "--track", "iphon", "--root", "."],
      "Did you mean 'iphone'?"),
 ])
@@ -157,3 +161,33 @@ def test_course_commands_check_labs_and_tracks_before_writing(args, needle):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert needle in proc.stderr.strip().splitlines()[-1]
     assert sorted(p.name for p in (ROOT / "source").iterdir()) == before
+
+
+def test_grade_flags_are_the_config_options_and_win_over_the_config(monkeypatch):
+    """``labkit course grade`` has a flag per ``c.LabkitGrade`` option, with its help; a flag
+    given wins over the course's config, an option not given comes from it."""
+    from traitlets.config import Config
+
+    from labkit import cli
+    from labkit.course.config import CourseSettings, option_help, option_names
+
+    page = " ".join(run("course", "grade", "--help").stdout.split())
+    for name in option_names():
+        assert f"--{name.replace('_', '-')}" in page
+        assert " ".join(option_help(name).split()) in page, name
+    seen = {}
+
+    def fake_grade(root, names, *, options, **kw):
+        seen["options"] = options
+        raise SystemExit(0)
+
+    monkeypatch.setattr("labkit.course.grade.grade", fake_grade)
+    monkeypatch.setattr("labkit.course.init.require_registered", lambda *a: None)
+    cfg = Config()
+    cfg.LabkitGrade.cpus, cfg.LabkitGrade.workers, cfg.LabkitGrade.memory_mb = 4.0, 5, 512
+    args = cli.build_parser().parse_args(["course", "grade", "lab1_iphone", "--cpus", "2.5",
+                                          "--workers", "3"])
+    with pytest.raises(SystemExit):
+        cli._cmd_course_grade(args, CourseSettings(ROOT, "labkit", "sqlite:///x.db", cfg))
+    got = seen["options"]
+    assert (got.cpus, got.workers, got.memory_mb, got.cell_timeout) == (2.5, 3, 512, 60)

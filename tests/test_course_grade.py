@@ -4,12 +4,14 @@ test_course_grade_fixtures.py and test_course_grade_lab2.py)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
 import time
 from collections import Counter
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -140,13 +142,14 @@ def test_a_killed_job_or_a_dying_kernel_on_a_dask_worker_fails_alone(
     import distributed
 
     from labkit.course import dask_pool
-    from labkit.course.hostile import Hostile, _prefix, write_hostile
+    from labkit.course.fixtures.hostile import write_hostile
+    from labkit.course.fixtures.spec import Hostile, prefix
 
     a = "lab1_cloud_fleet"
     db_url = _dask_course(lab1_cloud_fleet_course, tmp_path,
                           {"b_kernel_death": "kernel_death", "c_partial": "partial"})
     sleeper = Hostile("sleeper", "Part A answer sleeps (no CPU) past the job limit", "full",
-                      _prefix("lab1-a-exercise", "import time\ntime.sleep(600)"))
+                      prefix("lab1-a-exercise", "import time\ntime.sleep(600)"))
     write_hostile(sleeper, tmp_path, a, tmp_path / "submitted" / "a_sleeper" / a)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
@@ -192,3 +195,69 @@ def test_bad_requests_name_the_problem(tmp_path):
                            str(ROOT)], capture_output=True, text=True, env={
                                **os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"})
     assert proc.returncode == 2 and "lab9" in proc.stderr
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_plumbing_faults_cost_only_their_own_submission(tmp_path, lab1_cloud_fleet_course):
+    """A FIFO, a name that is not UTF-8, a 2 GiB sparse file, a 150 MB notebook, a lone
+    surrogate, an answer too large to export and hand-written answers files, beside one
+    honest submission: the run finishes, each earns exactly what its honest parts earn
+    with its findings, and the coordinator never reads a big file whole. A planted
+    ``$TMPDIR/lkg-*`` run (what the old sweep trusted) makes it kill nobody."""
+    import resource
+    import tempfile
+
+    from labkit.course.fixtures.faults import fault_attacks
+    from labkit.course.fixtures.honest import grade_cells
+    from labkit.course.fixtures.hostile import expected, write_hostile
+    from labkit.course.sandbox import KERNEL_UID_BASE
+
+    a = "lab1_cloud_fleet"
+    db_url = _dask_course(lab1_cloud_fleet_course, tmp_path, {"full": "full"})
+    specs = {s.name: s for s in fault_attacks("lab1")}
+    for spec in specs.values():
+        write_hostile(spec, tmp_path, a, tmp_path / "submitted" / spec.name / a)
+    points = grade_cells(tmp_path, a)
+    planted = Path(tempfile.mkdtemp(prefix="lkg-"))
+    victim = None
+    if os.geteuid() == 0:  # the old sweep killed this uid's processes: a bystander here
+        victim = subprocess.Popen(["sleep", "300"], user=KERNEL_UID_BASE + 7)
+        (planted / "owner.pid").write_text(str(_dead_pid()))
+        (planted / "j" / "0000").mkdir(parents=True)
+        (planted / "j" / "0000" / "job.json").write_text(
+            json.dumps({"uid": KERNEL_UID_BASE + 7}))
+    try:
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        report = grade(tmp_path, [a], db_url=db_url,
+                       options=GradeOptions(workers=2, cell_timeout=20, progress=False))
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before  # KiB
+        assert victim is None or victim.poll() is None, "a planted run made the sweep kill"
+        assert planted.exists()
+    finally:
+        if victim is not None:
+            victim.kill()
+            victim.wait()
+        shutil.rmtree(planted, ignore_errors=True)
+    assert not report.errors, report.summary()
+    outcome = {o.student: o for o in report.outcomes}
+    assert outcome["full"].score == sum(points.values()) and not outcome["full"].findings
+    scores = gradebook_scores(db_url)
+    for name, spec in specs.items():
+        got = outcome[name]
+        assert got.score == scores[f"{name}/{a}"]["score"] == expected(spec, points), name
+        assert set(spec.findings) <= set(got.findings), (name, got.findings)
+        assert got.flagged == spec.flagged, (name, got.findings)
+    notes = json.loads((tmp_path / "autograded" / "odd_name" / a / "labkit_grading.json")
+                       .read_text())
+    assert any(f["code"] == "file-skipped" and "notes-\\xe9t\\xe9.txt" in f["message"]
+               for f in notes["findings"]), notes  # the odd name, escaped for people
+    assert grown < 512 * 1024, f"the coordinator grew by {grown // 1024} MiB"
+    assert not list((tmp_path / ".labkit" / "runs").iterdir()), "run folder left behind"
+    print(f"coordinator peak RSS grew by {grown // 1024} MiB grading {len(specs) + 1} "
+          f"submissions (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} "
+          "MiB)")

@@ -169,3 +169,48 @@ def test_a_judge_that_cannot_run_says_so_and_blames_no_student():
     (verdict,) = j.judge(plan, {}, [], timeout=0.001)  # the process cannot even start
     assert not verdict.passed and verdict.ename == j.GRADING_ERROR
     assert "re-grade" in verdict.evalue
+
+
+def test_one_answer_too_large_voids_only_itself():
+    j.oversized.clear()
+    got = _export({"answer_A": list(range(20_000)), "answer_B": 1.5, "answer_C": "x" * 1000},
+                  ["answer_A", "answer_B", "answer_C"])
+    assert isinstance(got["answer_A"], j.Unusable) and "too large" in got["answer_A"].reason
+    assert got["answer_B"] == 1.5 and got["answer_C"] == "x" * 1000
+    assert j.oversized == ["answer_A"]
+    j.oversized.clear()
+
+
+def _answers(tmp_path, values: dict) -> object:
+    from labkit.core.answers import AnswerStore
+
+    path = tmp_path / "labkit_answers.json"
+    store = AnswerStore(path)
+    for key, vals in values.items():
+        for v in vals:
+            store.record("lab1", key, v)
+    return path
+
+
+def test_completion_credit_only_for_a_committed_choice(tmp_path):
+    path = _answers(tmp_path, {
+        "cloud_fleet.A.prediction": ["weeks"], "cloud_fleet.A.checkpoint": ["prefill", "decode"],
+        "cloud_fleet.B.prediction": [""], "cloud_fleet.B.checkpoint": [1],
+        "cloud_fleet.C.prediction": ["Weeks: between two and ten weeks"],  # a label
+        "cloud_fleet.C.checkpoint": ["never", "nope"], "cloud_fleet.memo": ["my memo"]})
+    keys = j.committed_keys(path, "lab1")
+    assert keys == ["cloud_fleet.A.checkpoint", "cloud_fleet.A.prediction", "cloud_fleet.memo"]
+    _, refused = j.answer_audit(path, "lab1")
+    assert sorted(refused) == ["cloud_fleet.B.checkpoint", "cloud_fleet.B.prediction",
+                               "cloud_fleet.C.checkpoint", "cloud_fleet.C.prediction"]
+    assert j.committed_keys(tmp_path / "missing.json", "lab1") == []
+    (tmp_path / "bad.json").write_text('{"schema": "labkit-answers", "version": 1, "labs": {')
+    assert j.answer_audit(tmp_path / "bad.json", "lab1") == ([], {})
+
+
+def test_every_question_of_every_lab_has_its_choices():
+    for lab in LABS:
+        choices = j.question_choices(lab, "cloud_fleet")
+        assert choices is not None and len(choices) == 8, lab
+        assert all(c.options and len(c.options) >= 2 for c in choices.values())
+    assert j.question_choices("lab1", "no_such_track") == {}

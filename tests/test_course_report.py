@@ -3,8 +3,7 @@ gradebook, then feedback (nbgrader's generate_feedback), grade CSVs and the clas
 
 One autograde run for the module: alice answers everything, bob hands in the blank
 release notebook, carol solves only the Part A and Part B exercises (no predictions); her
-Part A answer cell also displays hostile HTML and a cell she added prints every cell's
-source the kernel has seen (``In``), hidden tests included.
+Part A answer cell also displays hostile HTML.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from nbconvert import HTMLExporter
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets.config import Config
+from traitlets.utils.importstring import import_item
 
 from course_helpers import (
     ROOT,
@@ -49,7 +49,6 @@ COMMITTED_PREDICTION = "Part A: we looked for your committed prediction"
 HOSTILE_HTML = ("from IPython.display import HTML, display\n"
                 "display(HTML('<script>window.__x=1</script>'\n"
                 "             '<img src=x onerror=\"window.__y=1\">'))\n")
-PRINT_EVERY_CELL = "print(*In, sep='\\n')  # every source this kernel ran, hidden tests too\n"
 
 
 def _paste_solutions(folder: Path, grade_ids: set[str]) -> None:
@@ -83,7 +82,6 @@ def _add_hostile_cells(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     answer = next(c for c in nb.cells if nbgrader_meta(c).get("grade_id") == "lab1-a-exercise")
     answer.source += "\n" + HOSTILE_HTML
-    nb.cells.append(nbformat.v4.new_code_cell(PRINT_EVERY_CELL))
     nbformat.write(nb, path)
 
 
@@ -383,8 +381,6 @@ def test_feedback_shows_no_hidden_test_and_no_expected_value(pages):
         assert not [line for line in lines if line in text], name
         assert not [n for n in numbers if n in text], name
         assert "BEGIN HIDDEN TESTS" not in text, name
-    carol = pages["api/carol"].all_text
-    assert fb.WITHHELD.strip() in carol            # her print(*In) of the hidden tests
     bob = pages["api/bob"].all_text                    # blank: every test cell failed
     assert f"AssertionError: {COMMITTED_PREDICTION}" in bob
     assert "Traceback (most recent call last)" not in bob and "Cell In[" not in bob
@@ -392,7 +388,7 @@ def test_feedback_shows_no_hidden_test_and_no_expected_value(pages):
 
 def test_the_hidden_test_check_would_see_a_leak(course):
     """Control: the same notebook rendered with nbconvert's defaults shows the hidden
-    tests (in the sources and in carol's output), so the check above can fail."""
+    tests (in the sources and the tracebacks), so the check above can fail."""
     root, _ = course
     lines, numbers = hidden_secrets(LAB.id, TRACK)
     for student in ("alice", "carol"):
@@ -406,6 +402,7 @@ def test_the_hidden_test_check_would_see_a_leak(course):
 def test_feedback_never_runs_student_html_or_javascript(course, pages):
     root, _ = course
     for name, page in pages.items():
+        assert page.raw.count("Content-Security-Policy") == 1, name
         assert "<script>window.__x" not in page.raw and "<img src=x" not in page.raw, name
         assert not [s for s in page.scripts if "window.__" in s], name
         assert not [h for h in page.handlers if "window.__" in h[2] or h[1] == "onerror"], (
@@ -424,13 +421,34 @@ def test_feedback_config_is_the_course_config():
          {"get_config": lambda: config, "__file__": str(path)})
     ours = fb.feedback_config()
     assert config.GenerateFeedback.preprocessors == ours.GenerateFeedback.preprocessors
+    exporter = config.GenerateFeedback.exporter_class
+    exporter = import_item(exporter) if isinstance(exporter, str) else exporter
+    assert exporter is ours.GenerateFeedback.exporter_class is fb.FeedbackExporter
     assert config.HTMLExporter.sanitize_html is ours.HTMLExporter.sanitize_html is True
     names = [p.__name__ for p in ours.GenerateFeedback.preprocessors]
-    assert names[0] == "GetGrades" and names[-1] == "CSSHTMLHeaderPreprocessor"
+    assert names[:2] == ["SanitizeNotebook", "GetGrades"]   # before the grader's comments
+    assert names[-1] == "CSSHTMLHeaderPreprocessor"
     assert issubclass(fb.ClearHiddenTestsInFeedback, ClearHiddenTests)
     # nbconvert runs a registered preprocessor only when it is enabled
-    assert fb.WithholdHiddenTestOutputs().enabled
+    assert fb.ShowTestVerdicts().enabled and fb.SanitizeNotebook().enabled
     assert fb.ClearHiddenTestsInFeedback().enabled
+
+
+def test_write_feedback_applies_the_course_config_under_labkits(tmp_path):
+    """A course setting for feedback (here the exporter's prompts and the sanitizer's
+    size cap) reaches write_feedback; what keeps feedback safe cannot be set away."""
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\n"
+        "c.HTMLExporter.exclude_input_prompt = True\n"
+        "c.SanitizeNotebook.max_text_bytes = 4096\n"
+        "c.GenerateFeedback.preprocessors = []\n"
+        "c.HTMLExporter.sanitize_html = False\n")
+    cfg = fb._course_feedback_config(tmp_path)
+    assert cfg.HTMLExporter.exclude_input_prompt is True
+    assert cfg.SanitizeNotebook.max_text_bytes == 4096
+    assert cfg.GenerateFeedback.preprocessors == fb.FEEDBACK_PREPROCESSORS
+    assert cfg.GenerateFeedback.exporter_class is fb.FeedbackExporter
+    assert cfg.HTMLExporter.sanitize_html is True
 
 
 def _cell(source: str, *, test: bool = True, outputs: list | None = None):
@@ -450,21 +468,27 @@ def test_hidden_regions_a_student_opened_do_not_break_feedback():
     assert [c.source for c in nb.cells] == ["shown()\nalso_shown()", "mine = 1", ""]
 
 
-def test_withheld_outputs_keep_the_students_message_only():
+def test_test_cells_show_the_verdict_and_no_output_is_screened():
+    """A failed test shows ``ename: evalue`` only, a passed one its printed lines; other
+    cells' outputs stay as they are whatever they quote: feedback never tells a student
+    whether a guessed line is a hidden test."""
     hidden = "_want = secret_formula(answer_A)"
     error = nbformat.v4.new_output("error", ename="AssertionError",
                                    evalue="Part A: yours is too high",
                                    traceback=["\x1b[0;31mAssertionError\x1b[0m", hidden])
+    shown = nbformat.v4.new_output("display_data", data={"text/plain": hidden})
     quoting = nbformat.v4.new_output("stream", name="stdout", text=f"I found: {hidden}\n")
     fine = nbformat.v4.new_output("stream", name="stdout", text="Part A: ok\n")
     nb = nbformat.v4.new_notebook(cells=[
         _cell(f"expect_number()\n### BEGIN HIDDEN TESTS\n{hidden}\n### END HIDDEN TESTS",
               outputs=[fine, error]),
-        _cell("print(*In)", test=False, outputs=[quoting, fine])])
-    nb, _ = fb.WithholdHiddenTestOutputs().preprocess(nb, {})
-    assert nb.cells[0].outputs[0] == fine
-    assert nb.cells[0].outputs[1].traceback == ["AssertionError: Part A: yours is too high"]
-    assert [o.get("text") for o in nb.cells[1].outputs] == [fb.WITHHELD, fine.text]
+        _cell("check()", outputs=[fine, shown]),
+        _cell("print(guess)", test=False, outputs=[quoting, fine, shown])])
+    nb, _ = fb.ShowTestVerdicts().preprocess(nb, {})
+    (verdict,) = nb.cells[0].outputs
+    assert verdict.traceback == ["AssertionError: Part A: yours is too high"]
+    assert nb.cells[1].outputs == [fine]                      # passed: the printed lines
+    assert nb.cells[2].outputs == [quoting, fine, shown]      # never screened by content
 
 
 def test_widget_outputs_read_as_a_note_not_their_repr():
@@ -473,10 +497,10 @@ def test_widget_outputs_read_as_a_note_not_their_repr():
         "text/plain": "VBox(children=(HTML(value='<div>You predicted <b>365</b>')))"})
     text = nbformat.v4.new_output("stream", name="stdout", text="Part A: ok\n")
     nb = nbformat.v4.new_notebook(cells=[_cell("show()", test=False, outputs=[view, text])])
-    nb, _ = fb.SummariseWidgetOutputs().preprocess(nb, {})
+    nb, _ = fb.SanitizeNotebook().preprocess(nb, {})
     assert nb.cells[0].outputs[0].data == {"text/plain": fb.WIDGET_NOTE}
     assert nb.cells[0].outputs[1] == text
-    assert fb.SummariseWidgetOutputs in fb.FEEDBACK_PREPROCESSORS
+    assert fb.SanitizeNotebook in fb.FEEDBACK_PREPROCESSORS
 
 
 def test_feedback_release_feedback_cannot_release_is_set_aside(course, tmp_path):
@@ -560,3 +584,27 @@ def test_summary_page_lists_flagged_and_not_graded(tmp_path):
     assert f"Flagged for review (1): eve/{ASSIGNMENT}" in page
     assert f"Collected but not in the gradebook (1: grading failed or has not run): " \
            f"dave/{ASSIGNMENT}; run <code>labkit course grade lab1</code>" in page
+
+
+def test_a_hostile_student_id_and_check_label_come_out_as_text(tmp_path):
+    """Student ids and check labels (a test's message may quote the student's answer) are
+    text on the summary page: escaped by the templates, never markup."""
+    evil = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    (tmp_path / "submitted" / evil / ASSIGNMENT).mkdir(parents=True)
+    row = report.GradeRow(evil, ASSIGNMENT, {"A": 1.0}, {"A": 4.0}, 1, 17, 0, 3, 1, 20,
+                          False, flagged=True)
+    checks = Counter({("lab1-a-exercise-check", f"Part A: {evil}"): 1})
+    group = report.summarise(TRACK, [ASSIGNMENT], [row], checks, 20,
+                             [f"{evil}/{ASSIGNMENT}"])
+    page = report.render_summary_html([report.LabSummary("lab1", group, (group,))])
+
+    found: set[str] = set()
+
+    class Tags(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.add(tag)
+
+    Tags().feed(page)
+    assert "svg" in found and not {"script", "img"} & found
+    assert "<script" not in page and "onerror=alert" in page  # kept, as text
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # flagged, waiting, check

@@ -30,6 +30,7 @@ import pytest
 from labkit.course import cgroups
 from labkit.course.sandbox import (
     BOX_IPC,
+    FALLBACK_NICE,
     NOBODY,
     Policy,
     default_hide,
@@ -384,8 +385,10 @@ def test_every_process_dies_with_the_box(tmp_path):
         time.sleep(0.05)
     if IS_ROOT:
         assert processes_of(uid) == []
-    leftover = subprocess.run(["pgrep", "-f", "time.sleep\\(60\\)"], capture_output=True,
-                              text=True).stdout.split()
+    # only this box's processes: other tests (and other people's) sleep 60 s too
+    scope = ["-U", str(uid)] if IS_ROOT else []
+    leftover = subprocess.run(["pgrep", *scope, "-f", "time.sleep\\(60\\)"],
+                              capture_output=True, text=True).stdout.split()
     assert leftover == [], leftover
 
 
@@ -412,6 +415,26 @@ def test_seccomp_refuses_namespaces_ptrace_and_bpf(tmp_path):
     for name in ("unshare_user", "unshare_net", "ptrace", "bpf", "keyctl"):
         assert r[name] == errno.EPERM, (name, r)
     assert r["fork"] == "ok" and r["getpid"]
+
+
+def test_without_a_cpu_quota_the_kernel_runs_at_a_lower_priority(tmp_path):
+    box = make_box(tmp_path, cpu_seconds=20)
+    r = report(box, launch(box, "report({'nice': os.getpriority(os.PRIO_PROCESS, 0)})"))
+    assert r == {"nice": FALLBACK_NICE}
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="cgroups are the root grader's")
+def test_a_kernel_in_a_cpu_cage_keeps_its_priority_and_its_quota(tmp_path):
+    uid = fresh_uid()
+    cage = cgroups.make_cage(f"labkit-test-{uid}", memory_bytes=512 * MiB, processes=64,
+                             cpus=0.5)
+    assert cage is not None and cage.cpus == 0.5, cage
+    try:
+        box = make_box(tmp_path, uid=uid, cpu_seconds=20, cpus=0.5, cgroups=cage.folders)
+        r = report(box, launch(box, "report({'nice': os.getpriority(os.PRIO_PROCESS, 0)})"))
+        assert r == {"nice": 0}
+    finally:
+        assert cgroups.remove(cage)
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="cgroups are the root grader's")
@@ -557,7 +580,7 @@ def test_a_root_kernel_uid_is_refused(tmp_path):
         Policy(workdir=str(tmp_path), ipc_dir=str(tmp_path), uid=0)
 
 
-@pytest.mark.parametrize("field", ["memory_bytes", "scratch_bytes", "processes"])
+@pytest.mark.parametrize("field", ["memory_bytes", "scratch_bytes", "processes", "cpus"])
 def test_a_non_positive_limit_names_the_field(tmp_path, field):
     with pytest.raises(ValueError, match=field):
         Policy(workdir=str(tmp_path), ipc_dir=str(tmp_path), **{field: 0})
@@ -613,3 +636,69 @@ def test_host_ip_waits_for_bwraps_report(tmp_path):
     assert host_ip(tmp_path) == f"/proc/4242/root{BOX_IPC}/k"
     (tmp_path / "sandbox-info.json").write_text('{"child-pid": "x"}')
     assert host_ip(tmp_path) is None
+
+
+# -- the kernel's own children -------------------------------------------------------------
+
+# Binds its sockets (so the grader pins them), then starts a busy child and a busy daemon.
+_FORKS_BUSY = """
+held = []
+for path in PATHS.values():
+    held.append(socket.socket(socket.AF_UNIX))
+    held[-1].bind(path)
+    held[-1].listen(8)
+if os.fork() == 0:
+    while True:
+        pass
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        while True:
+            pass
+    os._exit(0)
+time.sleep(90)
+"""
+
+
+def test_the_kernels_own_children_run_below_it(tmp_path):
+    """Every process of the box but the kernel (a child, a daemon reparented to the box's
+    init) is lowered to STRAY_NICE by the grader while the kernel lives: within its CPU
+    quota the kernel goes first, and its children run on what it leaves. The CPU time
+    they use is counted for the job."""
+    import asyncio
+
+    from labkit.course.sandbox import STRAY_NICE, box_processes
+    from labkit.course.sockets import box_pid
+    from sandbox_helpers import fake, manager
+
+    box = make_box(tmp_path, cpu_seconds=60)
+
+    def nice(pid: int) -> int:
+        return os.getpriority(os.PRIO_PROCESS, pid)
+
+    def idle(pid: int) -> bool:
+        return os.sched_getscheduler(pid) == os.SCHED_IDLE
+
+    async def run() -> tuple[int | None, int, dict[int, int]]:
+        km = manager(box, fake(_FORKS_BUSY, ""))
+        km.demote_every = 0.05
+        await km.start_kernel(cwd=str(box.work))
+        try:
+            init = box_pid(box.ipc)
+            assert init is not None
+            deadline = time.monotonic() + 30  # a guard: the grader looks every 0.05 s
+            while time.monotonic() < deadline:
+                kernel, strays = box_processes(init)
+                seen = {pid: nice(pid) if idle(pid) else None for pid in strays}
+                if len(seen) >= 2 and all(n == STRAY_NICE for n in seen.values()) \
+                        and km.stray_cpu_seconds[-1] > 0:  # busy: their CPU time shows
+                    break
+                await asyncio.sleep(0.05)
+            assert kernel is not None and not idle(kernel)
+            return kernel, nice(kernel), seen
+        finally:
+            await km.shutdown_kernel(now=True)
+
+    kernel, kernel_nice, strays = asyncio.run(run())
+    assert len(strays) >= 2 and set(strays.values()) == {STRAY_NICE}, strays
+    assert kernel not in strays and kernel_nice == FALLBACK_NICE  # no cgroup in this box

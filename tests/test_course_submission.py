@@ -638,3 +638,49 @@ def test_prepare_drops_a_secret_that_is_not_a_regular_file(tmp_path, release):
     f = only(prepare(sub, RELEASE_DIR, dest, [NB_NAME]), "secret-unreadable")
     assert "not a regular file" in f.message
     assert not os.path.lexists(dest / SECRET_FILE)
+
+
+def test_a_lone_surrogate_is_replaced_and_the_rest_graded(tmp_path, release):
+    """Valid JSON (``\\ud83d`` escaped) that no UTF-8 file can hold: once, it made
+    nbgrader fail on the whole submission."""
+    sub = write_submission(tmp_path / "raw", release, answer="answer_A = 250")
+    data = json.loads((sub / f"{NB_NAME}.ipynb").read_text())
+    data["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {},
+                          "outputs": [], "source": "# half an emoji: \ud83d, and \udc00"})
+    (sub / f"{NB_NAME}.ipynb").write_text(json.dumps(data, ensure_ascii=True))
+    dest = tmp_path / "dest"
+    findings = prepare(sub, RELEASE_DIR, dest, [NB_NAME])
+    f = only(findings, "text-repaired")
+    assert not f.flag and f.message.startswith("2 character(s)")
+    out = graded(dest)
+    assert out.cells[-1].source == "# half an emoji: \ufffd, and \ufffd"
+    assert out.cells[index(release, ANSWER)].source == "answer_A = 250"
+    pair, problem = parse_notebook(b'{"cells": [], "metadata": {"e": "\\ud83d\\ude00"}}')
+    assert problem is None and pair["metadata"]["e"] == "\U0001f600"  # a pair is no glitch
+
+
+def test_answers_that_are_not_choices_earn_nothing_and_say_so(tmp_path, release):
+    sub = write_submission(tmp_path / "raw", release)
+    store = AnswerStore(sub / ANSWERS_FILE)
+    store.record("lab1", "cloud_fleet.A.prediction", "weeks")       # a choice
+    store.record("lab1", "cloud_fleet.A.checkpoint", "")            # empty
+    store.record("lab1", "cloud_fleet.B.prediction", 3)             # not even a string
+    store.record("lab1", "cloud_fleet.B.checkpoint", "state")
+    store.record("lab1", "cloud_fleet.B.checkpoint", "anything")    # a later non-choice
+    dest = tmp_path / "dest"
+    f = only(prepare(sub, RELEASE_DIR, dest, [NB_NAME]), "answers-invalid")
+    assert f.flag and f.message.startswith("3 answer(s)")
+    for key in ("A.checkpoint", "B.prediction", "B.checkpoint"):
+        assert f"cloud_fleet.{key}" in f.message
+    assert "A.prediction" not in f.message
+    assert (dest / ANSWERS_FILE).exists()  # kept as submitted: the judge counts choices only
+
+
+def test_a_notebook_past_the_cap_is_refused_unread(tmp_path, release):
+    sub = write_submission(tmp_path / "raw", release)
+    with open(sub / f"{NB_NAME}.ipynb", "r+b") as fh:
+        fh.truncate(MAX_NOTEBOOK_BYTES * 50)  # a sparse gigabyte: it is never read whole
+    dest = tmp_path / "dest"
+    assert codes(prepare(sub, RELEASE_DIR, dest, [NB_NAME])) == ["notebook-too-large"]
+    assert graded(dest).cells[index(release, ANSWER)].source == release.cells[
+        index(release, ANSWER)].source

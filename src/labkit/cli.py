@@ -121,6 +121,39 @@ def _course_where(q: argparse.ArgumentParser) -> None:
                         "nbgrader_config.py, else sqlite:///ROOT/gradebook.db)")
 
 
+def _grade_flags(p: argparse.ArgumentParser, names: Sequence[str] = (), *,
+                 configured: bool = True) -> None:
+    """A flag per grade option (``--cell-timeout`` for ``c.LabkitGrade.cell_timeout``;
+    all, or ``names``) with the trait's type, bounds, help and default; unset, None."""
+    from labkit.course.config import accepted, option_default, option_help, option_names
+
+    for name in names or option_names():
+        default = option_default(name)
+        shown = "unset" if default is None else f"{default:g}" if isinstance(
+            default, float) else str(default)
+        where = f"c.LabkitGrade.{name}, else " if configured else ""
+        bounds = "" if isinstance(default, str | None) else f"; {accepted(name)}"
+        p.add_argument(f"--{name.replace('_', '-')}", type=_option_type(name), default=None,
+                       help=f"{option_help(name)}{bounds} (default: {where}{shown})"
+                       .replace("%", "%%"))
+
+
+def _option_type(name: str) -> Callable[[str], object]:
+    """argparse's ``type`` for grade option ``name``: :func:`parse_option`, its error
+    reworded for the flag."""
+    from labkit.course.config import accepted, parse_option
+
+    def parse(text: str) -> object:
+        try:
+            return parse_option(name, text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {accepted(name)}, got {text!r}"
+                                             ) from None
+
+    parse.__name__ = name
+    return parse
+
+
 def _course_commands(p: argparse.ArgumentParser) -> None:
     """``labkit course build|init|grade|feedback|export|demo|fixtures``."""
     course = p.add_subparsers(dest="course_command", required=True, parser_class=_Parser)
@@ -146,19 +179,7 @@ def _course_commands(p: argparse.ArgumentParser) -> None:
                           "each in a sandbox; resumable")
     g.add_argument("lab", help="a lab (lab1) or one assignment (lab1_iphone)")
     g.add_argument("--track", action="append", default=None, help="only this track (repeat)")
-    g.add_argument("--workers", type=_count, default=None,
-                   help="local worker processes, >= 1 (default: c.LabkitGrade.workers, "
-                        "else cores + 1)")
-    g.add_argument("--scheduler", default=None,
-                   help="grade on a Dask cluster instead, e.g. tcp://host:8786 "
-                        "(default: c.LabkitGrade.scheduler)")
-    g.add_argument("--cell-timeout", type=_count, default=None,
-                   help="seconds per cell (default: c.LabkitGrade.cell_timeout, else 60)")
-    g.add_argument("--job-timeout", type=_count, default=None,
-                   help="seconds per submission (default: c.LabkitGrade.job_timeout, else 900)")
-    g.add_argument("--memory-mb", type=_count, default=None,
-                   help="memory cap per kernel, MiB (default: c.LabkitGrade.memory_mb, "
-                        "else 3072)")
+    _grade_flags(g)
     g.add_argument("--force", action="store_true", help="regrade what is already graded")
     g.add_argument("--no-isolation", action="store_true",
                    help="run student code without the sandbox (machines without bubblewrap)")
@@ -179,8 +200,7 @@ def _course_commands(p: argparse.ArgumentParser) -> None:
     d.add_argument("--dir", default="out/demo-course", help="demo course folder (replaced)")
     d.add_argument("--labs", nargs="+", default=None,
                    help="labs to include (default: every lab in labkit.labs.LABS)")
-    d.add_argument("--workers", type=_count, default=None,
-                   help="local worker processes, >= 1 (default: cores + 1)")
+    _grade_flags(d, ("workers",), configured=False)
     d.add_argument("--root", default=None, help="course repository (default: search up)")
 
     x = course.add_parser("fixtures", help="rewrite autograder/fixtures (honest and hostile "
@@ -503,16 +523,14 @@ def _cmd_course_feedback(a: argparse.Namespace, s: CourseSettings) -> None:
 
 def _cmd_course_grade(a: argparse.Namespace, s: CourseSettings) -> None:
     from labkit.course import demo
-    from labkit.course.config import grade_options
+    from labkit.course.config import grade_options, option_names
     from labkit.course.grade import grade
     from labkit.course.init import require_registered
     from labkit.course.report import gradebook_status
 
     names = demo.lab_assignments(s.root, a.lab, a.track)
-    options = grade_options(s.config, workers=a.workers, cell_timeout=a.cell_timeout,
-                            job_timeout=a.job_timeout, memory_mb=a.memory_mb,
-                            scheduler=a.scheduler, isolate=not a.no_isolation,
-                            force=a.force)
+    options = grade_options(s.config, **{n: getattr(a, n) for n in option_names()},
+                            isolate=not a.no_isolation, force=a.force)
     require_registered(s.db_url, s.course_id, names)
     report = grade(s.root, names, db_url=s.db_url, course_id=s.course_id, options=options,
                    log=print)

@@ -1,41 +1,39 @@
-"""Student HTML and JavaScript never run where feedback is read: a notebook whose outputs
-hold a ``<script>`` and an ``<img onerror>`` is rendered with the feedback configuration
-(``labkit.course.feedback.feedback_config``, the HTMLExporter settings the formgrader shares)
-and opened in Debian's chromium; neither runs. The same notebook rendered with nbconvert's
-defaults runs both, so the check can fail."""
+"""Student HTML and JavaScript never run, and nothing is fetched, where feedback is read.
+
+The hostile notebook of ``tests/test_course_sanitize.py`` (every road in: image metadata
+that plants ``onerror``, markdown and output HTML, SVG, ``filenames``, remote images and
+CSS, a missing attachment) goes through the feedback pipeline
+(:func:`labkit.course.feedback.feedback_config`: SanitizeNotebook, nbgrader's feedback
+template, the Content-Security-Policy) and is opened in Debian's chromium: no script of the
+student's runs, no request leaves the page, the memo is still there. The same notebook
+rendered with the old setting (nbconvert's ``sanitize_html`` alone) runs a student's script
+and fetches a remote URL, so the checks can fail."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbconvert import HTMLExporter
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
-from playwright.sync_api import Browser, Page
+from playwright.sync_api import Browser, Page, Route
 from traitlets.config import Config
 
 from browser_helpers import new_page
-from labkit.course.feedback import feedback_config
+from test_course_sanitize import (
+    BOOTSTRAP,
+    MARKDOWN,
+    NBGRADER,
+    RUN,
+    TEMPLATES,
+    _Grades,
+    feedback_page,
+    hostile_notebook,
+)
 
 pytestmark = pytest.mark.browser
-
-PAYLOAD = ('<script>window.__x = 1</script>'
-           '<img src="x" onerror="window.__y = 1">')
-
-
-def _hostile_notebook() -> nbformat.NotebookNode:
-    cell = new_code_cell("from IPython.display import HTML\nHTML(payload)", outputs=[
-        new_output("display_data", data={"text/html": PAYLOAD, "text/plain": "<HTML>"}),
-        new_output("execute_result", data={"text/html": PAYLOAD}, execution_count=1)])
-    return new_notebook(cells=[new_markdown_cell("Answer: " + PAYLOAD), cell])
-
-
-def _render(config: Config, path: Path) -> Path:
-    html, _ = HTMLExporter(config=config).from_notebook_node(_hostile_notebook())
-    path.write_text(html)
-    return path
 
 
 @pytest.fixture
@@ -45,17 +43,53 @@ def page(browser: Browser) -> Iterator[Page]:
     p.context.close()
 
 
-def _ran(page: Page, path: Path) -> dict[str, object]:
+def _opened(page: Page, path: Path) -> dict[str, object]:
+    """Open ``path``; what ran (``window.__x``) and every request beyond the file itself
+    (each is aborted, never sent)."""
+    requests: list[str] = []
+
+    def record(route: Route) -> None:
+        if route.request.url == path.as_uri():
+            route.continue_()
+        else:
+            requests.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", record)
     page.goto(path.as_uri())
     page.wait_for_load_state("load")
-    page.wait_for_timeout(300)  # an image error fires after load
-    return page.evaluate("() => ({x: window.__x ?? null, y: window.__y ?? null})")
+    page.wait_for_timeout(500)  # image errors and CSS fetches come after load
+    ran = page.evaluate("() => window.__x ?? null")
+    return {"ran": ran, "requests": requests, "text": page.inner_text("body")}
 
 
-def test_feedback_html_runs_no_student_script(page: Page, tmp_path: Path):
-    assert _ran(page, _render(feedback_config(), tmp_path / "feedback.html")) == {
-        "x": None, "y": None}
+def test_feedback_runs_no_student_script_and_fetches_nothing(page: Page, tmp_path: Path):
+    html, _ = feedback_page(hostile_notebook())
+    path = tmp_path / "feedback.html"
+    path.write_text(html)
+    seen = _opened(page, path)
+    assert seen["ran"] is None
+    assert seen["requests"] == []          # no remote image, CSS or MathJax: the CSP holds
+    assert "My memo." in str(seen["text"])
 
 
-def test_the_same_notebook_unsanitized_would_run_both(page: Page, tmp_path: Path):
-    assert _ran(page, _render(Config(), tmp_path / "raw.html")) == {"x": 1, "y": 1}
+def test_the_same_notebook_with_bleach_alone_runs_and_fetches(page: Page, tmp_path: Path):
+    """Control: nbgrader's feedback template with ``sanitize_html`` and no labkit
+    preprocessor (the old feedback) lets the student's script run and the page fetch."""
+    cfg = Config()
+    cfg.HTMLExporter.template_name = "feedback"
+    cfg.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
+    cfg.HTMLExporter.extra_template_paths = [str(BOOTSTRAP)]
+    cfg.HTMLExporter.sanitize_html = True
+    exporter = HTMLExporter(config=cfg)
+    exporter.register_preprocessor(_Grades)
+    markdown = [m for m in MARKDOWN if not re.search("attachment:", m)]  # would fail
+    nb = nbformat.from_dict(hostile_notebook(markdown))
+    nb.cells[-2]["id"] = "plain"  # nbconvert refuses the planted id: no page at all
+    html, _ = exporter.from_notebook_node(nb, resources={"nbgrader": dict(NBGRADER)})
+    assert RUN in html
+    path = tmp_path / "raw.html"
+    path.write_text(html)
+    seen = _opened(page, path)
+    assert seen["ran"] == 1
+    assert any("evil.example" in url for url in seen["requests"])  # type: ignore[union-attr]

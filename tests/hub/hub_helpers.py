@@ -10,6 +10,7 @@ this repository installed as a package), the exchange and the hub's own state.
 from __future__ import annotations
 
 import contextlib
+import http.server
 import os
 import pwd
 import secrets
@@ -17,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -241,3 +243,49 @@ def copy_course(dest: Path) -> None:
 
 def chown_tree(path: Path, account: Account) -> None:
     run(["chown", "-R", f"{account.uid}:{account.gid}", str(path)])
+
+
+class CanaryServer:
+    """A loopback HTTP server on the fixed port the page-attack fixtures point at
+    (:data:`labkit.course.fixtures.pages.CANARY_PORT`): every path requested is recorded in
+    :attr:`hits`. A port already taken fails the test (never skips it)."""
+
+    def __init__(self, port: int) -> None:
+        hits: list[str] = []
+        self.hits, self._lock = hits, threading.Lock()
+        lock = self._lock
+
+        class Record(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                with lock:
+                    hits.append(self.path)
+                self.send_response(204)
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.end_headers()
+
+            do_POST = do_HEAD = do_GET  # noqa: N815 -- http.server's names
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        try:
+            self.server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Record)
+        except OSError as exc:
+            require(False, f"the canary server cannot listen on 127.0.0.1:{port} ({exc}): "
+                    "the page-attack fixtures name that port; free it and run again")
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> CanaryServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def take(self) -> list[str]:
+        """The paths requested since the last call."""
+        with self._lock:
+            taken = list(self.hits)
+            self.hits.clear()
+            return taken

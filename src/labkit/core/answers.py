@@ -18,11 +18,12 @@ notebook (``labkit_answers.json``), which is collected and submitted with it:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -273,6 +274,21 @@ def _plain_json(x: object) -> object:
     return json.loads(json.dumps(x, default=default))
 
 
+@contextlib.contextmanager
+def _ledger_lock(p: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<ledger>.lock`` beside the ledger: two notebooks recording
+    at once read, append and replace in turn, and neither loses the other's entry. (The
+    ledger is replaced, never rewritten, so it cannot carry the lock itself; readers need
+    none.)"""
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p.with_name(p.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def record_ledger(lab: str, track: str, choices: Mapping[str, object], *,
                   path: str | os.PathLike[str] | None = None) -> dict[str, object]:
     """Append ``{"lab", "track", "choices", "at"}`` to the design ledger and return it.
@@ -283,15 +299,17 @@ def record_ledger(lab: str, track: str, choices: Mapping[str, object], *,
     _check_name("lab", lab)
     _check_name("track", track)
     p = ledger_path(path)
-    data = _load_ledger(p)
     plain = _plain_json(dict(choices))
-    same: list[dict[str, object]] = [e for e in data["entries"]
-                                     if e.get("lab") == lab and e.get("track") == track]
-    if same and same[-1].get("choices") == plain:
-        return same[-1]
-    entry: dict[str, object] = {"lab": lab, "track": track, "choices": plain, "at": now_iso()}
-    data["entries"].append(entry)
-    write_json_atomic(p, data)
+    with _ledger_lock(p):
+        data = _load_ledger(p)
+        same: list[dict[str, object]] = [e for e in data["entries"]
+                                         if e.get("lab") == lab and e.get("track") == track]
+        if same and same[-1].get("choices") == plain:
+            return same[-1]
+        entry: dict[str, object] = {"lab": lab, "track": track, "choices": plain,
+                                    "at": now_iso()}
+        data["entries"].append(entry)
+        write_json_atomic(p, data)
     return entry
 
 

@@ -52,6 +52,7 @@ from typing import Any
 
 from distributed import Client, Worker, WorkerPlugin, as_completed, get_worker
 
+from labkit.course.jobs import private_dir, record_run, start_run, sweep_stale_runs
 from labkit.course.worker import RESULT, end_job, write_error
 
 NAME = "labkit-grader-1"
@@ -142,8 +143,8 @@ class GraderPlugin(WorkerPlugin):
         self._count = itertools.count()
         self._stop = threading.Event()
         self.history: deque[Served] = deque(maxlen=HISTORY)
-        self.base = Path(tempfile.mkdtemp(prefix="lkg-"))
-        (self.base / "owner.pid").write_text(str(os.getpid()))  # swept if this worker dies
+        self.base = worker_run_dir()
+        self._uids: set[int] = set()
         # Servers die with the thread that started them (PR_SET_PDEATHSIG), so one thread
         # that lives as long as the plugin starts them all, never a task's thread.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="labkit-grader-spawn")
@@ -218,6 +219,18 @@ class GraderPlugin(WorkerPlugin):
         _kill(server.proc)
         server.proc.wait()
 
+    def _record_uid(self, folder: Path) -> None:
+        """Add the job's kernel uid to this worker's run record before its kernel starts:
+        a sweep after this worker dies ends that uid's processes (and only labkit's)."""
+        try:
+            uid = json.loads((folder / "job.json").read_text()).get("uid")
+        except (OSError, ValueError, AttributeError):
+            return
+        if isinstance(uid, int) and not isinstance(uid, bool):
+            with self._lock:
+                self._uids.add(uid)
+                record_run(self.base, sorted(self._uids))
+
     @staticmethod
     def _readline(server: _Server, timeout: float) -> str:
         timer = threading.Timer(timeout, _kill, (server.proc,))
@@ -249,6 +262,7 @@ class GraderPlugin(WorkerPlugin):
         folder.mkdir(parents=True)
         try:
             unpack(payload, folder)
+            self._record_uid(folder)
             server = self._acquire(memory_bytes)
             healthy = False
             try:
@@ -282,6 +296,19 @@ def grade_on_worker(payload: bytes, timeout: float, memory_bytes: int) -> bytes:
     return plugin.grade(payload, timeout, memory_bytes)
 
 
+def worker_run_dir() -> Path:
+    """A run folder for this Dask worker: in a 0700 state folder of this user's under the
+    temporary folder, after sweeping the runs a dead worker left there (their kernels
+    too: :func:`labkit.course.jobs.sweep_stale_runs`). Where another user holds that
+    name, a private temporary folder with no sweep."""
+    try:
+        state = private_dir(Path(tempfile.gettempdir()) / f"labkit-runs-{os.geteuid()}")
+    except PermissionError:
+        return Path(tempfile.mkdtemp(prefix="labkit-run-"))
+    sweep_stale_runs(state)
+    return start_run(state)
+
+
 def served(dask_worker: Worker) -> list[dict[str, Any]]:
     """For ``client.run``: the jobs this worker's servers graded, oldest first."""
     plugin = dask_worker.plugins.get(NAME)
@@ -291,7 +318,7 @@ def served(dask_worker: Worker) -> list[dict[str, Any]]:
 def grade_in_fresh_process(payload: bytes, timeout: float) -> bytes:
     """Dask task, the baseline: grade an archived job in a new interpreter (it pays
     nbgrader's import, about 2 s, every time)."""
-    base = Path(tempfile.mkdtemp(prefix="lkg-"))
+    base = worker_run_dir()
     try:
         folder = base / "j" / "0"
         folder.mkdir(parents=True)

@@ -1,6 +1,6 @@
 """The demo course and the fixture sets: a fresh course with every lab released, honest
-submissions for every track (:mod:`labkit.course.honest`) and hostile ones
-(:mod:`labkit.course.hostile`) as each lab's :class:`FixturePlan` says, graded,
+submissions for every track (:mod:`labkit.course.fixtures.honest`) and hostile ones
+(:mod:`labkit.course.fixtures.hostile`) as each lab's :class:`FixturePlan` says, graded,
 fed back and exported by :func:`run_pipeline` (``labkit course demo``).
 
 This module reads the **source** notebooks (solutions): instructor side only.
@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labkit.course.honest import HONEST, expected_honest, grade_cells, write_honest
-from labkit.course.hostile import expected, hostile_set, write_hostile
+from labkit.course.fixtures.faults import take_specials
+from labkit.course.fixtures.honest import HONEST, expected_honest, grade_cells, write_honest
+from labkit.course.fixtures.hostile import expected, hostile_set, write_hostile
 
 __all__ = ["FIXTURE_PLANS", "HONEST", "FixturePlan", "write_fixture_set", "write_honest"]
 
@@ -48,7 +49,9 @@ def write_fixture_set(root: Path, dest: Path, lab_id: str = "lab1",
     """Write honest submissions and hostile ones for ``lab_id`` as its plan says.
 
     Layout is nbgrader's ``submitted/<student>/<assignment>/``; ``expected.json`` maps
-    ``<student>/<assignment>`` to the expected score, max, findings and reason.
+    ``<student>/<assignment>`` to the expected score, max, findings and reason;
+    ``specials.json`` lists what git cannot hold (made again by
+    :func:`labkit.course.fixtures.faults.make_specials`).
     """
     plan = plan or FIXTURE_PLANS.get(lab_id, FixturePlan())
     if dest.exists():
@@ -73,6 +76,7 @@ def write_fixture_set(root: Path, dest: Path, lab_id: str = "lab1",
             "score": expected(spec, points), "max": sum(points.values()),
             "findings": list(spec.findings), "flagged": spec.flagged, "reason": spec.reason}
     (dest / "expected.json").write_text(json.dumps(expectations, indent=1, sort_keys=True) + "\n")
+    take_specials(dest)  # FIFOs, odd names, sparse files: into specials.json, out of git
     return expectations
 
 

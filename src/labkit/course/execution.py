@@ -39,7 +39,8 @@ from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Integer
 
 from labkit.course import judge as judging
-from labkit.course.sandbox import INFO_FILE, Policy, host_ip, kill_user
+from labkit.course.sandbox import INFO_FILE, Policy, demote_strays, kill_user
+from labkit.course.sockets import PinnedSockets, box_pid
 
 
 def files_of(folder: Path) -> dict[str, tuple[int, int]]:
@@ -81,14 +82,22 @@ def scrub(folder: Path, keep: dict[str, tuple[int, int]]) -> list[str]:
 class SandboxKernelManager(AsyncKernelManager):
     """Starts the kernel through the sandbox launcher; talks to it over Unix sockets.
 
-    The kernel binds its sockets in the box's own tmpfs; once bwrap reports the box's
-    pid, the manager connects through ``/proc/PID/root`` (``sandbox.host_ip``).
-    Interrupts go as messages: a signal to the launcher's process group would reach
-    bwrap, not the kernel inside its own session.
+    The kernel binds its sockets in the box's own tmpfs. Once bwrap reports the box's
+    pid and the sockets exist, the manager pins them (:class:`~labkit.course.sockets.
+    PinnedSockets`: opened without following links, checked to be the kernel's sockets)
+    and connects, and ZMQ reconnects, only through the pins: a kernel that swaps its
+    socket files for links cannot point the grader anywhere else. Interrupts go as
+    messages: a signal to the launcher's process group would reach bwrap, not the kernel
+    inside its own session.
     """
 
     policy_path: str | None = None  # set by the grading worker for each job
     box_timeout = 20.0              # seconds for bwrap to report the box
+    socket_timeout = 60.0           # seconds for the kernel to bind its sockets
+    demote_every = 0.25             # seconds between looks for the kernel's children
+    # Per kernel of the job: the most CPU seconds its box's other processes (children,
+    # daemons) had used at one look; reset per job by the worker (a cpu-hog hint).
+    stray_cpu_seconds: list[float] = []  # noqa: RUF012
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -98,6 +107,8 @@ class SandboxKernelManager(AsyncKernelManager):
         self.transport = "ipc"
         self.ip = os.path.join(self.policy.ipc_dir, "k")
         self.connection_file = os.path.join(self.policy.ipc_dir, "kernel.json")
+        self.pins: PinnedSockets | None = None
+        self._demoter: asyncio.Task[None] | None = None
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = super().format_kernel_cmd(extra_arguments)
@@ -106,18 +117,80 @@ class SandboxKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         info = Path(self.policy.ipc_dir, INFO_FILE)
         info.unlink(missing_ok=True)
+        self._release()
         self.ip = os.path.join(self.policy.ipc_dir, "k")
         await super()._async_launch_kernel(kernel_cmd, **kw)
         if not self.policy.isolate:
             return
-        deadline = time.monotonic() + self.box_timeout
-        while (ip := host_ip(self.policy.ipc_dir)) is None:
-            if time.monotonic() > deadline or not await self._async_is_alive():
-                raise RuntimeError("the sandbox did not start (bwrap reported no box)")
-            await asyncio.sleep(0.01)
-        self.ip = ip
+        try:
+            init = await self._pin_sockets()
+        except BaseException:
+            self._release()
+            with contextlib.suppress(Exception):
+                await self._async_kill_kernel()
+            raise
         if self.kernel_spec is not None:
             self.kernel_spec.interrupt_mode = "message"
+        self._demoter = asyncio.ensure_future(self._demote(init))
+
+    async def _demote(self, init: int) -> None:
+        """While the kernel lives, lower every other process of its box to the strays'
+        priority (sandbox.demote_strays): its own children never starve the kernel."""
+        done: set[int] = set()
+        type(self).stray_cpu_seconds.append(0.0)
+        while True:
+            used = await asyncio.to_thread(demote_strays, init, done)
+            seconds = type(self).stray_cpu_seconds
+            seconds[-1] = max(seconds[-1], used)
+            await asyncio.sleep(self.demote_every)
+
+    async def _wait_for(self, what: str, deadline: float) -> None:
+        """Sleep a moment; raise when ``deadline`` (monotonic) is past or the kernel is
+        gone."""
+        if not await self._async_is_alive():
+            raise RuntimeError(f"the sandboxed kernel exited before {what}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the sandboxed kernel timed out before {what}")
+        await asyncio.sleep(0.02)
+
+    async def _pin_sockets(self) -> int:
+        """Wait for bwrap's report, then for the kernel's five sockets, and pin them;
+        refused (UnsafeSocketError) when one is a link or not the kernel's socket.
+        Returns the box's init pid."""
+        start = time.monotonic()
+        while (pid := box_pid(self.policy.ipc_dir)) is None:
+            await self._wait_for("the sandbox reported its box", start + self.box_timeout)
+        ports = [self.shell_port, self.iopub_port, self.stdin_port, self.control_port,
+                 self.hb_port]
+        owner = self.policy.uid if os.geteuid() == 0 else os.geteuid()
+        pins = PinnedSockets(self.policy.ipc_dir)
+        self.pins = pins
+        while True:
+            try:
+                pins.pin(pid, ports, owner)
+                break
+            except FileNotFoundError:
+                await self._wait_for("it bound its sockets", start + self.socket_timeout)
+        self.ip = pins.ip
+        return pid
+
+    def _release(self) -> None:
+        """Stop watching the box; close the pinned descriptors, remove their links."""
+        if self._demoter is not None:
+            self._demoter.cancel()
+            self._demoter = None
+        if self.pins is not None:
+            self.pins.close()
+            self.pins = None
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        """jupyter_client's cleanup, then the pinned descriptors and their links."""
+        try:
+            await super()._async_cleanup_resources(restart=restart)
+        finally:
+            self._release()
+
+    cleanup_resources = _async_cleanup_resources
 
 
 class GradingExecute(Execute):

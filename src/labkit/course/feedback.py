@@ -3,26 +3,30 @@
 :func:`write_feedback` runs nbgrader's ``generate_feedback`` in-process
 (:class:`nbgrader.apps.api.NbGraderAPI`), one submission at a time, so a submission whose
 feedback fails is reported (a :class:`FeedbackWarning`) and skipped instead of stopping
-the others. Feedback keeps the hidden tests hidden (:class:`ClearHiddenTestsInFeedback`,
-:class:`WithholdHiddenTestOutputs`) and never runs a student's HTML or JavaScript
-(:func:`feedback_config`, which ``course/nbgrader_config.py`` applies to ``nbgrader
-generate_feedback`` and the formgrader too). Feedback that ``nbgrader release_feedback``
-could not release is set aside for handing out by hand, so one such submission never
-stops the release for the class.
+the others. Feedback shows what the notebook holds once
+:class:`~labkit.course.sanitize.SanitizeNotebook` made it safe, in a page whose
+Content-Security-Policy forbids every script and remote fetch (:class:`FeedbackExporter`);
+test cells show only the grader's verdict and never their hidden part
+(:class:`ShowTestVerdicts`, :class:`ClearHiddenTestsInFeedback`). :func:`feedback_config`
+is what ``course/nbgrader_config.py`` sets for ``nbgrader generate_feedback`` too.
+Feedback that ``nbgrader release_feedback`` could not release is set aside for handing out
+by hand, so one such submission never stops the release for the class.
 """
 
 from __future__ import annotations
 
-import html
+import copy
 import logging
 import os
 import re
 import shutil
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import nbformat
+from nbconvert import HTMLExporter
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
@@ -30,17 +34,20 @@ from nbgrader.preprocessors import ClearHiddenTests, GetGrades, NbGraderPreproce
 from traitlets import Bool
 from traitlets.config import Config
 
+from labkit.course.sanitize import WIDGET_NOTE as WIDGET_NOTE  # re-exported
+from labkit.course.sanitize import WIDGET_VIEW as WIDGET_VIEW  # re-exported
+from labkit.course.sanitize import SanitizeNotebook
+
 log = logging.getLogger(__name__)
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+#: No script at all, nothing fetched from any host: images are data: URIs, styles inline.
+CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+       "base-uri 'none'; form-action 'none'")
+_HEAD = re.compile(r"<head(?:\s[^>]*)?>", re.I)
 
 
 class FeedbackWarning(UserWarning):
     """nbgrader could not generate or cannot release feedback for one submission."""
-
-
-_BEGIN_HIDDEN, _END_HIDDEN = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"  # nbgrader's markers
-_QUOTE_CHARS = 12  # shorter hidden lines (")", "x = 1") are no evidence of a quote
-WITHHELD = "[output withheld from feedback: it quotes the hidden tests]\n"
 
 
 def _is_test_cell(cell: NotebookNode) -> bool:
@@ -49,96 +56,33 @@ def _is_test_cell(cell: NotebookNode) -> bool:
             and not meta.get("solution"))
 
 
-def _hidden_lines(nb: NotebookNode) -> set[str]:
-    """The lines inside the hidden-test regions of ``nb``'s test cells (stripped, at least
-    ``_QUOTE_CHARS`` long) that appear nowhere outside those regions."""
-    hidden: set[str] = set()
-    shown: set[str] = set()
-    for cell in nb.cells:
-        inside = False
-        for line in str(cell.get("source", "")).splitlines():
-            if _BEGIN_HIDDEN in line or _END_HIDDEN in line:
-                inside = _BEGIN_HIDDEN in line
-            elif len(text := line.strip()) >= _QUOTE_CHARS:
-                (hidden if inside and _is_test_cell(cell) else shown).add(text)
-    return hidden - shown
+class ShowTestVerdicts(NbGraderPreprocessor):
+    """Feedback preprocessor: a test cell's outputs are the grader's verdict, nothing else.
 
-
-def _strings(value: object) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
-def _quotes(value: object, lines: set[str]) -> bool:
-    """Whether any string in ``value`` (ANSI colours and HTML escapes undone) holds one of
-    ``lines``."""
-    if not lines:
-        return False
-    texts = [html.unescape(_ANSI_RE.sub("", t)) for t in _strings(value)]
-    return any(line in text for text in texts for line in lines)
-
-
-class WithholdHiddenTestOutputs(NbGraderPreprocessor):
-    """Feedback preprocessor: no output carries the hidden tests' source to the student.
-
-    * the error of a test cell is shown as ``ename: evalue`` (the message written for the
-      student), without its traceback: IPython's traceback quotes the cell's source around
-      the failing line, hidden tests included;
-    * any other output, of any cell, that quotes a hidden test line verbatim (a student
-      cell printing ``In`` after the tests ran) is replaced by :data:`WITHHELD`.
-
-    It reads the hidden regions, so it runs *before* :class:`ClearHiddenTestsInFeedback`.
-    A quote that is encoded or paraphrased is not recognised: the outputs of code that
-    runs in the same kernel as the hidden tests cannot be trusted, only screened.
+    A failed test shows ``ename: evalue`` (the message written for the student) without a
+    traceback, which would quote the hidden tests around the failing line; a passed test
+    keeps its printed lines. Tests never run in the student's kernel
+    (:mod:`labkit.course.judge`), so no other output can hold them: other cells' outputs
+    are left alone, never screened by content (a screen tells a student which guessed
+    line is a hidden test).
     """
 
     def preprocess(self, nb: NotebookNode,
                    resources: dict) -> tuple[NotebookNode, dict]:
-        lines = _hidden_lines(nb)
         for cell in nb.cells:
-            if cell.get("cell_type") == "code":
-                cell.outputs = [self._screen(o, _is_test_cell(cell), lines)
-                                for o in cell.get("outputs", [])]
+            if _is_test_cell(cell):
+                cell.outputs = self._verdict(cell.get("outputs", []))
         return nb, resources
 
     @staticmethod
-    def _screen(output: NotebookNode, test: bool, lines: set[str]) -> NotebookNode:
-        if output.get("output_type") == "error":
-            if test or _quotes(output.get("traceback", []), lines):
-                message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-                output.traceback = [message if not _quotes(message, lines) else
-                                    f"{output.get('ename', 'Error')}: {WITHHELD.strip()}"]
-            return output
-        if _quotes({k: v for k, v in output.items() if k != "metadata"}, lines):
-            return nbformat.v4.new_output("stream", name="stdout", text=WITHHELD)
-        return output
-
-
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_NOTE = "(an interactive view: open the notebook in JupyterLab to use it)"
-
-
-class SummariseWidgetOutputs(NbGraderPreprocessor):
-    """Feedback preprocessor: a widget output reads as a short note, not its Python repr.
-
-    Static HTML cannot run a widget, so nbconvert shows a widget view's ``text/plain``
-    fallback -- ``VBox(children=(HTML(value='<div>...``, the widget's whole state as
-    code. The note replaces that fallback; other outputs are left as they are."""
-
-    def preprocess(self, nb: NotebookNode,
-                   resources: dict) -> tuple[NotebookNode, dict]:
-        for cell in nb.cells:
-            for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-                data = output.get("data", {})
-                if WIDGET_VIEW in data:
-                    output.data = {"text/plain": WIDGET_NOTE}
-        return nb, resources
+    def _verdict(outputs: list[NotebookNode]) -> list[NotebookNode]:
+        for out in outputs:
+            if out.get("output_type") == "error":
+                message = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"
+                return [nbformat.v4.new_output("error", ename=out.get("ename", "Error"),
+                                               evalue=out.get("evalue", ""),
+                                               traceback=[message])]
+        return [o for o in outputs if o.get("output_type") == "stream"]
 
 
 class ClearHiddenTestsInFeedback(ClearHiddenTests):
@@ -165,22 +109,66 @@ class ClearHiddenTestsInFeedback(ClearHiddenTests):
             return True
 
 
-#: ``GenerateFeedback.preprocessors``: nbgrader's defaults (GetGrades first, the CSS last)
-#: with the hidden tests withheld from the outputs, then cleared from the sources.
-#: Widget views read as a note (:class:`SummariseWidgetOutputs`).
-FEEDBACK_PREPROCESSORS: list[type] = [GetGrades, WithholdHiddenTestOutputs,
-                                      ClearHiddenTestsInFeedback, SummariseWidgetOutputs,
-                                      CSSHTMLHeaderPreprocessor]
+class FeedbackExporter(HTMLExporter):
+    """nbconvert's HTML exporter with a strict Content-Security-Policy ``<meta>`` first in
+    ``<head>``: whatever got through, the page runs no script and fetches nothing.
+
+    When :class:`~labkit.course.sanitize.SanitizeNotebook` is among its preprocessors,
+    nbconvert's own ``sanitize_html`` (bleach, quadratic on nested HTML: minutes for one
+    hostile output) is skipped: the notebook already holds only nh3-cleaned content."""
+
+    def _init_resources(self, resources: Any) -> Any:
+        resources = super()._init_resources(resources)
+        if any(isinstance(p, SanitizeNotebook) and p.enabled for p in self._preprocessors):
+            resources["should_sanitize_html"] = False
+        return resources
+
+    def _preprocess(self, nb: NotebookNode, resources: Any) -> tuple[NotebookNode, Any]:
+        """The sanitizers first of all: nbconvert validates the notebook after each
+        preprocessor, and a hostile one (a cell id that is markup) would fail there."""
+        first = [p for p in self._preprocessors if isinstance(p, SanitizeNotebook)]
+        nb = copy.deepcopy(nb)
+        for pp in first:
+            nb, resources = pp(nb, resources)
+        every, self._preprocessors = self._preprocessors, [
+            p for p in self._preprocessors if p not in first]
+        try:
+            return super()._preprocess(nb, resources)
+        finally:
+            self._preprocessors = every
+
+    def from_notebook_node(self, nb: NotebookNode, resources: Any = None,  # type: ignore[override]
+                           **kw: Any) -> tuple[str, Any]:
+        page, resources = super().from_notebook_node(nb, resources, **kw)
+        return with_csp(page), resources
+
+
+def with_csp(page: str) -> str:
+    """``page`` with :data:`CSP` (and no referrer) right after its ``<head>`` tag; a page
+    without one gets a head first."""
+    meta = (f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+            '<meta name="referrer" content="no-referrer">')
+    match = _HEAD.search(page)
+    if match is None:
+        return f"<head>{meta}</head>{page}"
+    return page[:match.end()] + meta + page[match.end():]
+
+
+#: ``GenerateFeedback.preprocessors``: the notebook made safe first (before GetGrades adds
+#: the grader's scores and comments), nbgrader's GetGrades, test cells reduced to their
+#: verdicts and cleared of hidden tests, nbgrader's CSS last.
+FEEDBACK_PREPROCESSORS: list[type] = [SanitizeNotebook, GetGrades, ShowTestVerdicts,
+                                      ClearHiddenTestsInFeedback, CSSHTMLHeaderPreprocessor]
 
 
 def feedback_config() -> Config:
     """The nbgrader configuration feedback needs (``course/nbgrader_config.py`` sets the
-    same): the hidden tests kept out of it, and ``HTMLExporter.sanitize_html`` so that
-    HTML in a student's outputs and markdown is cleaned -- no ``<script>``, no event
-    handler attributes, no widget JavaScript. The formgrader reads the same
-    ``HTMLExporter`` setting."""
+    same): :data:`FEEDBACK_PREPROCESSORS` and :class:`FeedbackExporter`.
+    ``HTMLExporter.sanitize_html`` stays on for other pages rendering student notebooks
+    (the formgrader); the feedback exporter skips it, its notebook being sanitized."""
     cfg = Config()
     cfg.GenerateFeedback.preprocessors = list(FEEDBACK_PREPROCESSORS)
+    cfg.GenerateFeedback.exporter_class = FeedbackExporter
     cfg.HTMLExporter.sanitize_html = True
     return cfg
 
@@ -200,7 +188,7 @@ def write_feedback(course_root: Path, db_url: str, assignments: Sequence[str]) -
 
     root = Path(course_root).resolve()
     coursedir = CourseDirectory(root=str(root), db_url=db_url)
-    api = NbGraderAPI(coursedir=coursedir, config=feedback_config())
+    api = NbGraderAPI(coursedir=coursedir, config=_course_feedback_config(root))
     written: list[Path] = []
     with Gradebook(db_url) as gb:
         todo = [(a, s, notebooks) for a in assignments
@@ -223,6 +211,16 @@ def write_feedback(course_root: Path, db_url: str, assignments: Sequence[str]) -
             continue
         written += [p for p in htmls if p.is_file()]
     return written
+
+
+def _course_feedback_config(root: Path) -> Config:
+    """The course's nbgrader configuration (its settings for the feedback exporter and
+    converter count) with :func:`feedback_config` over it: the safety settings win."""
+    from labkit.course.config import load_config
+
+    cfg = load_config(root)
+    cfg.merge(feedback_config())
+    return cfg
 
 
 RELEASE_NEEDS = ("timestamp.txt", "submission_secret.txt")  # read by release_feedback

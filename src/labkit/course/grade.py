@@ -10,6 +10,11 @@ API, one submission per transaction, then appends a line to a journal
 what the journal *and* the gradebook both show as graded from the same files, and grades
 the rest; a submission merged twice gets the same values, never a second row.
 
+Job folders are made in the course's private ``.labkit/runs/`` (mode 0700, this grader's
+own; :mod:`labkit.course.jobs`) from bounded copies of the submissions: a file no grader
+should read (a FIFO, a name that is not UTF-8, a 2 GiB sparse file) is a finding of its
+own submission, never the run's failure.
+
 Work runs on a local pool of worker processes (default: one more than the cores) or on an
 existing Dask cluster (``scheduler="tcp://host:port"``); the job folders travel as tar
 archives, so Dask workers need labkit but no shared file system.
@@ -18,7 +23,6 @@ archives, so Dask workers need labkit but no shared file system.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import queue
@@ -39,6 +43,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from labkit.course.config import JOB_CONFIG, job_config
+from labkit.course.config import GradeOptions as GradeOptions  # defined with its options
 from labkit.course.gradebook import (
     GradeError,
     check_gradebook,
@@ -49,6 +55,14 @@ from labkit.course.gradebook import (
     write_result,
     writer_lock,
 )
+from labkit.course.jobs import (
+    copy_submission,
+    record_run,
+    start_run,
+    state_dir,
+    sweep_stale_runs,
+)
+from labkit.course.jobs import fingerprint as _fingerprint
 from labkit.course.sandbox import fresh_uid
 from labkit.course.worker import RESULT, end_job, ensure_bin_on_path
 
@@ -57,38 +71,9 @@ if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import tak
 
     from labkit.course.report import AssignmentStatus
 
-GRADER_VERSION = "labkit-grade-1"
+GRADER_VERSION = "labkit-grade-2"  # 2: bounded copies, completion credit for options only
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
 NOTES_FILE = "labkit_grading.json"
-
-
-@dataclass(frozen=True)
-class GradeOptions:
-    """How to grade. Times in seconds, memory in MiB."""
-
-    workers: int = 0            # 0: one per CPU core, plus one (see pool_size)
-    cell_timeout: int = 60      # per cell, before the kernel is interrupted
-    job_timeout: int = 900      # per submission, before its worker is killed
-    memory_mb: int = 3072       # address-space limit of each student kernel
-    isolate: bool = True        # refuse to grade when the sandbox is unavailable
-    scheduler: str | None = None
-    force: bool = False         # regrade even what the journal shows as done
-    progress: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("workers", "cell_timeout", "job_timeout", "memory_mb"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < (
-                    0 if name == "workers" else 1):
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-
-    @property
-    def pool_size(self) -> int:
-        """Workers to run. By default one more than the cores: a worker waiting for its
-        kernel to start leaves a core idle (measured on 2 cores, 48 submissions, two runs,
-        tests in the kernel: 2 workers 1.8-2.0x, 3 workers 2.2-2.3x the throughput of serial
-        nbgrader; 24 submissions, tests in the judge: 2 workers 2.09x, 3 workers 2.10x)."""
-        return self.workers or (os.cpu_count() or 1) + 1
 
 
 @dataclass(frozen=True)
@@ -213,16 +198,9 @@ def _append_journal(root: Path, entry: dict) -> None:
 
 
 def fingerprint(submission: Path, release: Path) -> str:
-    """Hash of what decides a grade: the submitted files, the release, the grader."""
-    h = hashlib.sha256(GRADER_VERSION.encode())
-    for base in (release, submission):
-        for path in sorted(base.rglob("*")):
-            rel = path.relative_to(base).as_posix()
-            if path.is_symlink():
-                h.update(f"{rel}->{os.readlink(path)}".encode())
-            elif path.is_file():
-                h.update(rel.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
+    """Hash of what decides a grade: the release, what is copied of the submission (read
+    in chunks, never through a link: :func:`labkit.course.jobs.fingerprint`), the grader."""
+    return _fingerprint(GRADER_VERSION, release, submission)
 
 
 # -- jobs ---------------------------------------------------------------------------------
@@ -239,7 +217,9 @@ def _make_job(root: Path, run_dir: Path, n: int, assignment: str, student: str,
               snapshot: Path, options: GradeOptions, course_id: str, fp: str) -> _Job:
     folder = run_dir / "j" / f"{n:04d}"
     folder.mkdir(parents=True)
-    shutil.copytree(root / "submitted" / student / assignment, folder / "raw", symlinks=True)
+    # regular files and folders only, streamed and capped: a FIFO, an odd name or a huge
+    # file costs its own submission a finding (the worker adds them to its result)
+    findings = copy_submission(root / "submitted" / student / assignment, folder / "raw")
     release = root / "release" / assignment
     shutil.copytree(release, folder / "release", ignore=shutil.ignore_patterns(
         "*.ipynb_checkpoints"))
@@ -251,10 +231,12 @@ def _make_job(root: Path, run_dir: Path, n: int, assignment: str, student: str,
            "notebooks": notebooks, "timeout": options.cell_timeout,
            "memory_bytes": options.memory_mb * 1024**2,
            "cpu_seconds": options.job_timeout, "isolate": options.isolate,
+           "cpus": options.cpus, JOB_CONFIG: job_config(root),  # the course's nbgrader config
            # a user of its own per kernel (when grading as root): kernels running side by
            # side cannot read each other's files, sockets or /proc entries
            "uid": fresh_uid(),
-           "hide": [str(root.resolve())]}
+           "hide": [str(root.resolve())],
+           "findings": [f.to_dict() for f in findings]}
     (folder / "job.json").write_text(json.dumps(job, indent=1))
     return _Job(assignment, student, folder, fp)
 
@@ -265,23 +247,6 @@ def _error_result(folder: Path, message: str) -> None:
         (folder / RESULT).write_text(json.dumps({
             "assignment": job["assignment"], "student": job["student"], "status": "error",
             "error": message, "findings": []}))
-
-
-def _sweep_stale_runs() -> None:
-    """Remove job folders left by a grading run that was killed (its pid is gone)."""
-    for folder in Path(tempfile.gettempdir()).glob("lkg-*"):
-        try:
-            pid = int((folder / "owner.pid").read_text())
-        except (OSError, ValueError):
-            continue
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            for job_dir in folder.glob("j/*"):
-                end_job(job_dir)  # its kernels' processes and cgroups, if any are left
-            shutil.rmtree(folder, ignore_errors=True)
-        except PermissionError:
-            continue
 
 
 class _LocalPool:
@@ -524,6 +489,34 @@ def _lock(root: Path) -> IO[str]:
     return fh
 
 
+def _plan_jobs(root: Path, run_dir: Path, pairs: Sequence[tuple[str, str]],
+               journal: Mapping[tuple[str, str], dict], snapshot: Path,
+               options: GradeOptions, db_url: str, course_id: str,
+               outcomes: list[Outcome]) -> list[_Job]:
+    """A job folder for every submission to grade; the rest become outcomes: ``skipped``
+    (the journal and the gradebook show it graded from the same files) or ``error``."""
+    jobs: list[_Job] = []
+    with open_gradebook(db_url, course_id) as gb:
+        for n, (assignment, student) in enumerate(pairs):
+            try:
+                fp = fingerprint(root / "submitted" / student / assignment,
+                                 root / "release" / assignment)
+                entry = journal.get((assignment, student))
+                if (entry and entry.get("fingerprint") == fp
+                        and entry.get("status") == "graded"
+                        and is_graded(gb, assignment, student)):
+                    outcomes.append(Outcome(
+                        assignment, student, "skipped", entry.get("score", 0.0),
+                        entry.get("max_score", 0.0), tuple(entry.get("findings", ()))))
+                    continue
+                jobs.append(_make_job(root, run_dir, n, assignment, student, snapshot,
+                                      options, course_id, fp))
+            except OSError as exc:  # this submission's files: the others still grade
+                outcomes.append(Outcome(assignment, student, "error", error=(
+                    f"its job folder could not be made: {type(exc).__name__}: {exc}")))
+    return jobs
+
+
 def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id: str,
                   options: GradeOptions, log: Callable[[str], None] | None,
                   isolation: str) -> GradeReport:
@@ -531,25 +524,19 @@ def _grade_locked(root: Path, assignments: Sequence[str], db_url: str, course_id
     pairs = collected(root, assignments)
     journal = {} if options.force else read_journal(root)
     outcomes: list[Outcome] = []
-    _sweep_stale_runs()
-    run_dir = Path(tempfile.mkdtemp(prefix="lkg-"))
-    (run_dir / "owner.pid").write_text(str(os.getpid()))
+    try:
+        state = state_dir(root)
+    except PermissionError as exc:
+        raise GradeError(f"cannot keep this run's job folders safely: {exc}") from None
+    sweep_stale_runs(state)  # runs killed before they could clean up
+    run_dir = start_run(state)
     try:
         snapshot = snapshot_gradebook(db_url, run_dir / "snapshot.db")
-        jobs: list[_Job] = []
-        with open_gradebook(db_url, course_id) as gb:
-            for n, (assignment, student) in enumerate(pairs):
-                fp = fingerprint(root / "submitted" / student / assignment,
-                                 root / "release" / assignment)
-                entry = journal.get((assignment, student))
-                if (entry and entry.get("fingerprint") == fp and entry.get("status") == "graded"
-                        and is_graded(gb, assignment, student)):
-                    outcomes.append(Outcome(assignment, student, "skipped",
-                                            entry.get("score", 0.0), entry.get("max_score", 0.0),
-                                            tuple(entry.get("findings", ()))))
-                    continue
-                jobs.append(_make_job(root, run_dir, n, assignment, student, snapshot,
-                                      options, course_id, fp))
+        jobs = _plan_jobs(root, run_dir, pairs, journal, snapshot, options, db_url,
+                          course_id, outcomes)
+        # the kernel uids, recorded before any kernel starts: a sweep ends only these
+        record_run(run_dir, [json.loads((job.folder / "job.json").read_text())["uid"]
+                             for job in jobs])
         skipped = len(outcomes)
         if log:
             log(f"grading {len(jobs)} submission(s) ({len(outcomes)} already graded) into "

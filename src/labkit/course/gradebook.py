@@ -230,11 +230,15 @@ def write_result(gb: Gradebook, assignment: str, student: str, result: Mapping[s
         gb.update_or_create_student(student)
         stamp = result.get("timestamp")
         kwargs = {"timestamp": datetime.fromisoformat(stamp)} if stamp else {}
-        gb.update_or_create_submission(assignment, student, **kwargs)
+        sub = gb.update_or_create_submission(assignment, student, **kwargs)
+        # The worker applied the course's late penalty against a snapshot without this
+        # student's rows: an extension granted here (formgrader) it could not see. On time
+        # with it, no penalty, as nbgrader's AssignLatePenalties decides.
+        late = sub.total_seconds_late > 0
         score = max_score = 0.0
         for nb_name, nb in result["notebooks"].items():
             snb = gb.find_submission_notebook(nb_name, assignment, student)
-            snb.late_submission_penalty = nb["late_penalty"]
+            snb.late_submission_penalty = nb["late_penalty"] if late else None
             snb.flagged = flagged  # nbgrader's "flag for review", shown in the formgrader
             for gid, g in nb["grades"].items():
                 grade = gb.find_grade(gid, nb_name, assignment, student)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import functools
 import io
 import json
 import re
@@ -42,7 +43,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the judge process never imports nbformat (1.7 s of jsonschema)
     from nbformat import NotebookNode
 
-MAX_EXPORT_BYTES = 64 * 1024   # all answers of one notebook, as JSON
+MAX_EXPORT_BYTES = 64 * 1024   # all answers of one notebook, as JSON (an answer that does
+#                                not fit is voided alone, see export_source)
 MAX_DEPTH = 6                  # nesting of lists/dicts in one answer
 MAX_INT = 10**18               # larger integers are not answers to these exercises
 TEST_SECONDS = 20              # one test cell in the judge
@@ -200,17 +202,20 @@ def __labkit_export(names, marker, limit):
             return {{{dict_tag!r}: [[conv(k, depth + 1), conv(v, depth + 1)]
                                    for k, v in x.items()]}}
         raise TypeError(type(x).__name__ + " is not a number, string, list or dict")
-    out = {{}}
+    out, used = {{}}, 2
     for name in names:
         if name in globals():
             try:
-                out[name] = {{"value": conv(globals()[name], 0)}}
+                item = {{"value": conv(globals()[name], 0)}}
             except Exception as exc:
-                out[name] = {{"unusable": (type(exc).__name__ + ": " + str(exc))[:200]}}
-    text = json.dumps(out)
-    if len(text) > limit:
-        text = json.dumps({{"__too_large__": len(text)}})
-    print(marker + text + marker)
+                item = {{"unusable": (type(exc).__name__ + ": " + str(exc))[:200]}}
+            size = len(json.dumps(item)) + len(name) + 6
+            if used + size > limit:  # this answer alone is voided, the others still count
+                item = {{"too_large": size}}
+                size = 64 + len(name)
+            out[name] = item
+            used += size
+    print(marker + json.dumps(out) + marker)
 __labkit_export({names!r}, {marker!r}, {limit})
 del __labkit_export
 '''
@@ -276,6 +281,11 @@ def encode(x: JSONValue) -> Any:
     return x
 
 
+# Answers voided as too large by parse_export, for the worker's findings: reset and read
+# per job by labkit.course.worker.run_job (one job at a time per process).
+oversized: list[str] = []
+
+
 def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
                  names: Sequence[str]) -> dict[str, JSONValue | Unusable]:
     """The answers the export cell printed: only ``names``, only exact JSON values;
@@ -286,7 +296,7 @@ def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
     if start < 0 or end <= start:
         return {}
     body = text[start + len(marker):end]
-    if len(body) > MAX_EXPORT_BYTES + 64:
+    if len(body) > MAX_EXPORT_BYTES + 96 * len(names) + 64:
         return {n: Unusable("the answers were too large to grade") for n in names}
     try:
         raw = json.loads(body)
@@ -301,11 +311,15 @@ def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
         item = raw.get(name)
         if not isinstance(item, dict):
             continue
-        if "value" in item:
+        if "value" in item and len(json.dumps(item["value"])) <= MAX_EXPORT_BYTES:
             try:
                 out[name] = _checked(item["value"])
             except (ValueError, RecursionError) as exc:
                 out[name] = Unusable(str(exc))
+        elif "value" in item or "too_large" in item:
+            out[name] = Unusable(f"{name} is too large to grade (over "
+                                 f"{MAX_EXPORT_BYTES // 1024} KB as JSON)")
+            oversized.append(name)
         else:
             out[name] = Unusable(str(item.get("unusable", "not plain data"))[:200])
     return out
@@ -313,15 +327,100 @@ def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
 
 def committed_keys(answers_file: Path, lab_id: str | None) -> list[str]:
     """Keys of ``lab_id`` with a recorded answer in a submitted ``labkit_answers.json``
-    (already validated by :mod:`labkit.course.submission`); [] when there is none."""
+    (already validated by :mod:`labkit.course.submission`) that may earn completion
+    credit: a prediction or checkpoint counts only when every value recorded for it is
+    one of its options; [] when there is none."""
+    return answer_audit(answers_file, lab_id)[0]
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What a prediction or checkpoint accepts: one of ``options``, or a number within
+    ``bounds`` (as its widget would record it)."""
+
+    options: tuple[str | int | float, ...] | None
+    bounds: tuple[float, float] | None = None
+
+    def allows(self, value: object) -> bool:
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, str):
+            return self.options is not None and value in self.options
+        if not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+            return False
+        if self.options is not None:
+            return any(not isinstance(o, str) and float(o) == float(value)
+                       for o in self.options)
+        return self.bounds is not None and self.bounds[0] <= value <= self.bounds[1]
+
+
+@functools.lru_cache(maxsize=64)
+def question_choices(lab_id: str, track_id: str) -> dict[str, Choices] | None:
+    """The answer-store key of every prediction and checkpoint of ``lab_id`` on
+    ``track_id`` and what it accepts, read from the lab's own widgets (built with an empty
+    store and no design ledger); {} for an unknown track, None when the lab cannot be
+    built (then no completion credit can be checked, so none is given)."""
+    import os
+    import tempfile
+
+    from labkit.core.answers import LEDGER_ENV, AnswerStore
+    from labkit.labs.registry import LABS
+    from labkit.tracks import get_track
+
+    try:
+        get_track(track_id)
+        info = LABS.get_lab(lab_id)
+    except (ValueError, KeyError, LookupError):
+        return {}
+    nowhere = Path(tempfile.gettempdir(), f"labkit-no-answers-{os.getpid()}", "none.json")
+    saved = os.environ.get(LEDGER_ENV)
+    os.environ[LEDGER_ENV] = str(nowhere)
+    try:
+        lab = info.lab(track_id, store=AnswerStore(nowhere))
+        out = {}
+        for letter in PART_NAMES:
+            part = lab.part(letter)
+            for q in (part.predict, part.checkpoint):
+                out[q.key] = Choices(None if q.options is None else tuple(q.options),
+                                     q.bounds)
+        return out
+    except Exception:  # a grader bug must not crash a job: no credit, and a finding
+        return None
+    finally:
+        if saved is None:
+            os.environ.pop(LEDGER_ENV, None)
+        else:
+            os.environ[LEDGER_ENV] = saved
+
+
+def answer_audit(answers_file: Path, lab_id: str | None) -> tuple[list[str], dict[str, str]]:
+    """(keys that may earn completion credit, {key: why not} for the entries that may not)
+    of ``lab_id`` in a submitted answers file. A value that is not one of its question's
+    options (empty, another type, a label) earns nothing: only a widget's commit counts."""
     if lab_id is None or not answers_file.is_file() or answers_file.is_symlink():
-        return []
+        return [], {}
     from labkit.core.answers import AnswerStore
 
     try:
-        return sorted({e.key for e in AnswerStore(answers_file).entries(lab_id)})
-    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError):
-        return []
+        entries = AnswerStore(answers_file).entries(lab_id)
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError,
+            RecursionError):
+        return [], {}
+    keys: set[str] = set()
+    refused: dict[str, str] = {}
+    for e in entries:
+        choices = question_choices(lab_id, e.key.partition(".")[0])
+        if choices is None:
+            refused[e.key] = "the grader could not read this lab's questions"
+            continue
+        allowed = choices.get(e.key)
+        values = [e.first, *(c.value for c in e.changes)]
+        bad = [v for v in values if allowed is not None and not allowed.allows(v)]
+        if bad:
+            refused[e.key] = f"{bad[0]!r} is not one of its choices"
+        else:
+            keys.add(e.key)  # one of its options, or not a question (a memo)
+    return sorted(keys), refused
 
 
 # -- verdicts -----------------------------------------------------------------------------

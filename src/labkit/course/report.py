@@ -23,7 +23,7 @@ Builds on nbgrader's own pieces, never on its private files:
 from __future__ import annotations
 
 import csv
-import html
+import functools
 import json
 import logging
 import re
@@ -32,8 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+import jinja2
 import nbformat
 from nbgrader.api import Assignment, Gradebook, MissingEntry, SubmittedAssignment
 from nbgrader.plugins import ExportPlugin
@@ -458,177 +459,85 @@ def _lab_and_track(assignment: str) -> tuple[str, str]:
 
 
 # -- SVG and HTML -------------------------------------------------------------------------
+# The markup is in templates/ (Jinja2, autoescape: a student id, a track or a check's label
+# is text, never markup); the geometry and the numbers are computed here.
 
-_E = html.escape
-_FONT = 'font-family="system-ui, sans-serif"'
+def _bar_model(title: str, bars: Sequence[tuple[str, int]], *, x_label: str,
+               y_label: str, width: int = 260, height: int = 190) -> dict[str, Any]:
+    left, right, top, bottom = 44, 10, 30, 44
+    peak = max((n for _, n in bars), default=0) or 1
+    plot_w = width - left - right
+    return {"title": title, "bars": list(bars), "x_label": x_label, "y_label": y_label,
+            "width": width, "height": height, "left": left, "top": top, "plot_w": plot_w,
+            "plot_h": height - top - bottom, "peak": peak, "ticks": sorted({0, peak}),
+            "step": plot_w / max(len(bars), 1)}
+
+
+def _hbar_model(title: str, bars: Sequence[tuple[str, int]], *, x_label: str,
+                width: int = 780) -> dict[str, Any]:
+    left, right, top, row = 12, 48, 32, 38
+    return {"title": title, "bars": list(bars), "x_label": x_label, "width": width,
+            "height": top + row * max(len(bars), 1) + 34, "left": left, "top": top,
+            "row": row, "plot_w": width - left - right,
+            "peak": max((n for _, n in bars), default=0) or 1,
+            "axis_y": top + row * max(len(bars), 1)}
+
+
+def _lab_of(group: GroupSummary) -> str:
+    return _lab_and_track(group.assignments[0])[0] if group.assignments else group.name
+
+
+def _tied_with(group: GroupSummary) -> list[str]:
+    """The other parts as weak as the group's weakest."""
+    weakest = group.weakest_part
+    if weakest is None:
+        return []
+    return [p.part for p in group.parts if p is not weakest and p.max_points > 0
+            and abs(p.mean_fraction - weakest.mean_fraction) < 1e-9]
+
+
+def _check_bars(group: GroupSummary) -> list[tuple[str, int]]:
+    return [(f"{c.grade_id}: {c.label}", c.count) for c in group.failing_checks]
+
+
+def _part_means(group: GroupSummary) -> dict[str, float]:
+    return {p.part: p.mean for p in group.parts}
+
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    """The report's templates (package data), escaping every value they print."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("labkit.course", "templates"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters.update(points=_fmt, pct=lambda value: f"{value:.0%}")
+    env.globals.update(bar_model=_bar_model, hbar_model=_hbar_model, lab_of=_lab_of,
+                       tied_with=_tied_with, check_bars=_check_bars, part_means=_part_means)
+    return env
+
+
+def _chart(name: str) -> Any:
+    """A chart macro of ``charts.svg.j2``."""
+    return getattr(_templates().get_template("charts.svg.j2").module, name)
 
 
 def bar_chart_svg(title: str, bars: Sequence[tuple[str, int]], *, x_label: str,
                   y_label: str, width: int = 260, height: int = 190) -> str:
     """A vertical bar chart (inline SVG) with a count above every bar."""
-    left, right, top, bottom = 44, 10, 30, 44
-    plot_w, plot_h = width - left - right, height - top - bottom
-    peak = max((n for _, n in bars), default=0) or 1
-    step = plot_w / max(len(bars), 1)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="{_E(title)}" {_FONT} '
-           f'font-size="11">', f"<title>{_E(title)}</title>",
-           f'<text x="{width / 2:.1f}" y="16" text-anchor="middle" font-size="13" '
-           f'font-weight="600">{_E(title)}</text>',
-           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#444"/>',
-           f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
-           'stroke="#444"/>']
-    for tick in sorted({0, peak}):
-        y = top + plot_h - plot_h * tick / peak
-        out.append(f'<text x="{left - 4}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
-    for i, (label, count) in enumerate(bars):
-        x = left + i * step + step * 0.15
-        h = plot_h * count / peak
-        y = top + plot_h - h
-        out += [f'<rect x="{x:.1f}" y="{y:.1f}" width="{step * 0.7:.1f}" height="{h:.1f}" '
-                f'fill="#3b6ea8"><title>{_E(label)}: {count}</title></rect>',
-                f'<text x="{x + step * 0.35:.1f}" y="{y - 3:.1f}" text-anchor="middle">'
-                f"{count}</text>",
-                f'<text x="{x + step * 0.35:.1f}" y="{top + plot_h + 14}" '
-                f'text-anchor="middle">{_E(label)}</text>']
-    out += [f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle">'
-            f"{_E(x_label)}</text>",
-            f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" '
-            f'text-anchor="middle">{_E(y_label)}</text>', "</svg>"]
-    return "\n".join(out)
+    return str(_chart("bar_chart")(_bar_model(title, bars, x_label=x_label, y_label=y_label,
+                                              width=width, height=height)))
 
 
 def hbar_chart_svg(title: str, bars: Sequence[tuple[str, int]], *, x_label: str,
                    width: int = 780) -> str:
     """A horizontal bar chart (inline SVG): each bar's label above it, its count after it."""
-    left, right, top, row = 12, 48, 32, 38
-    plot_w = width - left - right
-    height = top + row * max(len(bars), 1) + 34
-    peak = max((n for _, n in bars), default=0) or 1
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="{_E(title)}" {_FONT} '
-           f'font-size="12">', f"<title>{_E(title)}</title>",
-           f'<text x="{left}" y="18" font-size="14" font-weight="600">{_E(title)}</text>']
-    for i, (label, count) in enumerate(bars):
-        y = top + i * row
-        shown = label if len(label) <= 110 else label[:109] + "…"
-        w = plot_w * count / peak
-        out += [f"<g><title>{_E(label)}: {count}</title>",
-                f'<text x="{left}" y="{y + 12}">{_E(shown)}</text>',
-                f'<rect x="{left}" y="{y + 16}" width="{w:.1f}" height="14" fill="#b5523b"/>',
-                f'<text x="{left + w + 4:.1f}" y="{y + 27}">{count}</text></g>']
-    axis_y = top + row * max(len(bars), 1)
-    out += [f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" '
-            'stroke="#444"/>',
-            f'<text x="{left}" y="{axis_y + 14}">0</text>',
-            f'<text x="{left + plot_w}" y="{axis_y + 14}" text-anchor="end">{peak}</text>',
-            f'<text x="{left + plot_w / 2:.1f}" y="{axis_y + 28}" text-anchor="middle">'
-            f"{_E(x_label)}</text>", "</svg>"]
-    return "\n".join(out)
-
-
-def _pct(value: float) -> str:
-    return f"{value:.0%}"
-
-
-def _names(items: Sequence[str]) -> str:
-    return ", ".join(_E(x) for x in items)
-
-
-def _totals_html(group: GroupSummary) -> list[str]:
-    """The total-score chart and what waits: memos, flagged, not graded."""
-    t = group.totals
-    lab = _lab_and_track(group.assignments[0])[0] if group.assignments else group.name
-    lines = []
-    if group.submissions:
-        lines.append(f"<p>Total score, memo included: mean {t.mean:.2f} of "
-                     f"{_fmt(t.max_score)} points over {group.submissions} submission"
-                     f"{'s' if group.submissions != 1 else ''}.</p>")
-        lines.append(bar_chart_svg(f"Total score ({_fmt(t.max_score)} points)",
-                                   list(t.distribution), x_label="total points",
-                                   y_label="students", width=380))
-        lines.append(f"<p>{t.memos_waiting} memo{'s wait' if t.memos_waiting != 1 else ' waits'}"
-                     " for a person (nbgrader formgrader, Manual Grading).</p>"
-                     if t.memos_waiting else "<p>Every memo is graded.</p>")
-        lines.append(f"<p>Flagged for review ({len(t.flagged)}): {_names(t.flagged)}.</p>"
-                     if t.flagged else "<p>No submission is flagged for review.</p>")
-    if t.not_graded:
-        lines.append(f"<p>Collected but not in the gradebook ({len(t.not_graded)}: grading "
-                     f"failed or has not run): {_names(t.not_graded)}; run <code>labkit "
-                     f"course grade {_E(lab)}</code>.</p>")
-    return lines
-
-
-def _group_html(group: GroupSummary, heading: str) -> str:
-    if not group.submissions:
-        return "\n".join([f"<p>{_E(heading)}: no submissions in the gradebook.</p>",
-                          *_totals_html(group)])
-    weakest = group.weakest_part
-    lines = _totals_html(group)
-    if weakest is not None:
-        ties = [p.part for p in group.parts if p is not weakest and p.max_points > 0
-                and abs(p.mean_fraction - weakest.mean_fraction) < 1e-9]
-        tied = f" (tied with Part {', '.join(map(_E, ties))})" if ties else ""
-        lines.append(f'<p class="headline">The class struggled most with <strong>Part '
-                     f"{_E(weakest.part)}</strong>{tied}: mean {weakest.mean:.2f} of "
-                     f"{_fmt(weakest.max_points)} points ({_pct(weakest.mean_fraction)}).</p>")
-    lines.append("<table><tr><th>Part</th><th>Max points</th><th>Mean</th><th>Mean %</th>"
-                 "</tr>")
-    lines += [f"<tr><td>{_E(p.part)}</td><td>{_fmt(p.max_points)}</td><td>{p.mean:.2f}</td>"
-              f"<td>{_pct(p.mean_fraction)}</td></tr>" for p in group.parts]
-    lines.append("</table>")
-    lines.append('<div class="charts">')
-    lines += [bar_chart_svg(f"Part {p.part} ({_fmt(p.max_points)} points)",
-                            list(p.distribution.items()), x_label="points scored",
-                            y_label="students") for p in group.parts]
-    lines.append("</div>")
-    if group.failing_checks:
-        bars = [(f"{c.grade_id}: {c.label}", c.count) for c in group.failing_checks]
-        lines.append(hbar_chart_svg(f"Most common failing checks (top {len(bars)})", bars,
-                                    x_label="submissions failing this check"))
-    else:
-        lines.append("<p>No grade cell failed in any autograded notebook.</p>")
-    return "\n".join(lines)
-
-
-_CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:60em;color:#222}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;
-text-align:right}th{background:#f3f3f3}.charts{display:flex;flex-wrap:wrap;gap:1em}
-.headline{font-size:1.1em}details{margin:.8em 0}summary{cursor:pointer;font-weight:600}"""
+    return str(_chart("hbar_chart")(_hbar_model(title, bars, x_label=x_label, width=width)))
 
 
 def render_summary_html(labs: Sequence[LabSummary], generated: str = "") -> str:
     """The instructor summary as one self-contained HTML page (inline SVG, no scripts)."""
-    body = ["<h1>labkit grade summary</h1>",
-            f"<p>From the nbgrader gradebook{', ' + _E(generated) if generated else ''}. "
-            "Scores use the manual score where a grader set one, else the autograder's; "
-            "unmarked memos count as 0 until graded.</p>"]
-    if not labs:
-        body.append("<p>No assignments were exported.</p>")
-    for lab in labs:
-        o = lab.overall
-        body.append(f"<section><h2>{_E(lab.lab)}: {o.submissions} submission"
-                    f"{'s' if o.submissions != 1 else ''} across {len(lab.tracks)} track"
-                    f"{'s' if len(lab.tracks) != 1 else ''}</h2>")
-        body.append(_group_html(o, lab.lab))
-        letters = [p.part for p in o.parts]
-        body.append("<h3>By track</h3><table><tr><th>Track</th><th>Submissions</th>"
-                    + "".join(f"<th>Mean {_E(p)}</th>" for p in letters)
-                    + "<th>Weakest part</th></tr>")
-        for t in lab.tracks:
-            means = {p.part: p.mean for p in t.parts}
-            weakest = t.weakest_part
-            body.append(f"<tr><td>{_E(t.name)}</td><td>{t.submissions}</td>"
-                        + "".join(f"<td>{means.get(p, 0.0):.2f}</td>" for p in letters)
-                        + f"<td>{_E(weakest.part) if weakest else '-'}</td></tr>")
-        body.append("</table>")
-        for t in lab.tracks:
-            body.append(f"<details><summary>{_E(t.name)} ({t.submissions} submissions)"
-                        f"</summary>{_group_html(t, t.name)}</details>")
-        body.append("</section>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>labkit grade summary</title><style>{_CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    return _templates().get_template("summary.html.j2").render(labs=labs,
+                                                               generated=generated)
 
 
 # -- export -------------------------------------------------------------------------------

@@ -18,18 +18,25 @@ labkit.course.sandbox POLICY -- <kernel argv>``, which execs Debian's **bubblewr
   with the box. The submission's files are *copied* in from descriptors the launcher
   opened (never through a link), less the notebooks being graded (``mask``). Nothing the
   kernel writes reaches the disk the gradebook is on;
-* the kernel talks to the grader over Unix sockets in its own tmpfs; the grader reaches
-  them through ``/proc/PID/root`` (bwrap reports PID in ``sandbox-info.json``);
+* the kernel talks to the grader over Unix sockets in its own tmpfs; the grader opens
+  them through ``/proc/PID/root`` (bwrap reports PID in ``sandbox-info.json``) without
+  following links and connects only through those descriptors
+  (:mod:`labkit.course.sockets`): a kernel that swaps a socket for a link to a host
+  socket redirects nothing;
 * its own **user**: grading as root, a uid of the job's own (``uid``), dropped to by
   ``setpriv`` inside the box; otherwise an unprivileged user namespace, with further
   namespaces refused (``--disable-userns``);
 * a **seccomp** filter (libseccomp through ``pyseccomp``) refusing the calls a kernel
   never needs: namespaces and mounts, ptrace and other processes' memory, kernel keyring,
   BPF, perf, io_uring, modules;
-* **caps**: the job's cgroup (``cgroups``: memory and processes of the kernel as a whole,
-  :mod:`labkit.course.cgroups`) and rlimits (address space, CPU seconds, file size,
-  processes); a scrubbed environment (no tokens); stdout and stderr to ``/dev/null`` (or
-  ``log_path``).
+* **caps**: the job's cgroup (``cgroups``: memory, processes and CPU time (``cpus``) of
+  the kernel as a whole, :mod:`labkit.course.cgroups`) and rlimits (address space, CPU
+  seconds, file size, processes); without a CPU quota the kernel runs at a lower priority
+  (``FALLBACK_NICE``: the grader's own work goes first, but kernels still share the CPU
+  per process, so one that forks busy children takes more than its share); every other
+  process of the box runs at ``STRAY_NICE`` under ``SCHED_IDLE`` (:func:`demote_strays`,
+  by the grader), so the kernel's own children never starve it; a scrubbed environment
+  (no tokens); stdout and stderr to ``/dev/null`` (or ``log_path``).
 
 :func:`probe` says which of this works on the machine; grading refuses to run unisolated
 unless told to (``--no-isolation``).
@@ -51,14 +58,14 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from labkit.course import cgroups
+from labkit.course.sockets import BOX_IPC, INFO_FILE, box_pid
 
 NOBODY = 65534
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
-BOX_IPC = "/run/labkit"                 # the kernel's socket folder, inside the box
-INFO_FILE = "sandbox-info.json"         # what bwrap reports (child pid), in ipc_dir
 MAX_COPIED_FILES = 256                  # submission files copied into the box
+FALLBACK_NICE = 10                      # the kernel's niceness where no cgroup caps its CPU
 
 # Variables a kernel may inherit; everything else (tokens, credentials) is dropped. Not
 # JPY_PARENT_PID: in its own PID namespace the kernel's parent is pid 1 (bwrap), which
@@ -100,6 +107,7 @@ class Policy:
     uid: int = NOBODY            # the kernel's user when the grader is root
     memory_bytes: int = 3 * 1024**3
     cpu_seconds: int = 600
+    cpus: float = 1.0                    # CPU time of the whole kernel, in cores (cgroups)
     file_bytes: int = 64 * 1024**2
     processes: int = 256
     scratch_bytes: int = 128 * 1024**2   # each writable tmpfs: workdir, /tmp, /dev/shm
@@ -111,7 +119,7 @@ class Policy:
     def __post_init__(self) -> None:
         if self.uid <= 0:  # as root the kernel becomes this uid: never root itself
             raise ValueError(f"Policy.uid must be a positive, non-root uid, got {self.uid}")
-        for name in ("memory_bytes", "cpu_seconds", "file_bytes", "processes",
+        for name in ("memory_bytes", "cpu_seconds", "cpus", "file_bytes", "processes",
                      "scratch_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"Policy.{name} must be positive, got {getattr(self, name)}")
@@ -157,13 +165,12 @@ def box_ip() -> str:
 
 
 def host_ip(ipc_dir: str | os.PathLike[str]) -> str | None:
-    """Where the grader reaches the box's sockets: ``/proc/PID/root`` + :func:`box_ip`,
-    PID being the box's init as bwrap reported it; None until it has."""
-    try:
-        pid = int(json.loads(Path(ipc_dir, INFO_FILE).read_text())["child-pid"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return f"/proc/{pid}/root{box_ip()}"
+    """The box's sockets seen from the host, ``/proc/PID/root`` + :func:`box_ip` (PID: the
+    box's init as bwrap reported it); None until it has. For looking only: a connect
+    through it follows links the kernel planted; the grader connects through
+    :class:`labkit.course.sockets.PinnedSockets`."""
+    pid = box_pid(ipc_dir)
+    return None if pid is None else f"/proc/{pid}/root{box_ip()}"
 
 
 def _under(path: str, roots: tuple[str, ...]) -> bool:
@@ -436,10 +443,73 @@ def kill_user(uid: int, rounds: int = 5) -> int:
     return len(processes_of(uid))
 
 
+STRAY_NICE = 19  # processes a kernel started: they get what the kernel leaves
+
+
+def _ns_pid(pid: int) -> int | None:
+    """``pid``'s number in its own (innermost) PID namespace."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("NSpid:"):
+                return int(line.split()[-1])
+    return None
+
+
+def box_processes(init: int) -> tuple[int | None, list[int]]:
+    """(the kernel, every other process of the box) below the box's init ``init`` (host
+    pids). The kernel is the init's child of namespace pid 2 (bwrap's command); a
+    daemon the kernel started is reparented to the init, so the walk starts there."""
+    children: dict[int, list[int]] = {}
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            text = stat_file.read_text()
+            ppid = int(text[text.rindex(")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(stat_file.parent.name))
+    top = children.get(init, [])
+    kernel = next((pid for pid in top if _ns_pid(pid) == 2), None)
+    below, queue = [], list(top)
+    while queue:
+        pid = queue.pop()
+        below.append(pid)
+        queue += children.get(pid, [])
+    return kernel, [pid for pid in below if pid != kernel]
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time ``pid`` has used (0.0 once it is gone)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        text = Path(f"/proc/{pid}/stat").read_text()
+        fields = text[text.rindex(")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return 0.0
+
+
+def demote_strays(init: int, done: set[int]) -> float:
+    """Run every process of box ``init`` but the kernel at :data:`STRAY_NICE` and under
+    ``SCHED_IDLE`` (each of its threads; ``done``: pids already demoted, updated). Within
+    the kernel's CPU quota the kernel then goes first: a cell that forked 120 busy
+    children still answers, and the children run on what it leaves. Returns the CPU
+    seconds those processes (the ones running now) have used: a kernel that leaves busy
+    work behind shows there."""
+    _, strays = box_processes(init)
+    for pid in strays:
+        if pid in done:
+            continue
+        with contextlib.suppress(OSError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, int(tid), STRAY_NICE)
+                    # weight 3 where nice 19 is 15; without RLIMIT_NICE no way back
+                    os.sched_setscheduler(int(tid), os.SCHED_IDLE, os.sched_param(0))
+            done.add(pid)
+    return sum(_cpu_seconds(pid) for pid in strays)
+
+
 def _limits(policy: Policy) -> None:
     pairs = {resource.RLIMIT_AS: policy.memory_bytes,
              resource.RLIMIT_FSIZE: policy.file_bytes,
-             resource.RLIMIT_CORE: 0}
+             resource.RLIMIT_CORE: 0,
+             resource.RLIMIT_NICE: 0}  # no way back from the strays' nice and SCHED_IDLE
     for res, value in pairs.items():
         resource.setrlimit(res, (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (policy.cpu_seconds, policy.cpu_seconds + 5))
@@ -447,6 +517,10 @@ def _limits(policy: Policy) -> None:
     # user has processes of its own outside the box, which count too.
     nproc = policy.processes + (0 if os.geteuid() == 0 else len(processes_of(os.getuid())))
     resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+    if not (policy.isolate and cgroups.caps_cpu(policy.cgroups)):
+        # No quota: the grader's own processes (and anything at normal priority) go first.
+        # Kernels at this niceness still share the CPU per process, not per kernel.
+        os.setpriority(os.PRIO_PROCESS, 0, FALLBACK_NICE)
 
 
 def _close_others(keep: set[int]) -> None:
@@ -495,9 +569,11 @@ def describe(mode: str) -> str:
              "a uid of its own per kernel" if "+uid" in mode else "a user namespace"]
     if "+seccomp" in mode:
         parts.append("seccomp filter")
-    layout = cgroups.probe() if os.geteuid() == 0 else "none"
+    layout, cpu = cgroups.probe_caps() if os.geteuid() == 0 else ("none", False)
     parts.append(f"cgroup {layout} memory and process caps" if layout != "none"
                  else "rlimits only (no cgroup)")
+    parts.append("a CPU quota per kernel" if cpu else
+                 f"no CPU quota (kernels at nice {FALLBACK_NICE})")
     return ", ".join(parts)
 
 

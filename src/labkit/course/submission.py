@@ -12,9 +12,13 @@ the real one — each changes the score. Here the graded notebook is rebuilt fro
 * every answer cell (nbgrader ``solution``) takes the student's source, matched by grade id;
 * the student's own scratch cells (no nbgrader metadata) are kept where they were;
 * cells claiming unknown or duplicate grade ids are dropped;
-* of the files beside the notebook only ``labkit_answers.json`` (validated) and nbgrader's
-  ``timestamp.txt`` and ``submission_secret.txt`` (validated) are kept -- ``nbgrader
-  release_feedback`` names a student's released feedback by that secret.
+* of the files beside the notebook only ``labkit_answers.json`` (validated; an answer that
+  is not one of its question's choices is named, and earns no completion credit in
+  :func:`labkit.course.judge.committed_keys`) and nbgrader's ``timestamp.txt`` and
+  ``submission_secret.txt`` (validated) are kept -- ``nbgrader release_feedback`` names a
+  student's released feedback by that secret; none is read past its size cap;
+* a lone surrogate (valid JSON, invalid Unicode: nbgrader could not save the notebook)
+  becomes U+FFFD, and the rest is graded.
 
 Every change is a :class:`Finding` with a message for the instructor and the student, so
 a submission "gets exactly the score its honest parts earn, and a clear reason".
@@ -42,6 +46,7 @@ MAX_ANSWERS_BYTES = 1024 * 1024
 MAX_TIMESTAMP_BYTES = 200
 MAX_SECRET_BYTES = 512
 _SECRET_RE = re.compile(rb"[A-Za-z0-9_-]{16,256}\r?\n?")  # a token, maybe one line end
+_SURROGATE = re.compile("[\ud800-\udfff]")  # after json.loads, only a lone one is left
 
 # Answer code that reaches into the grader: allowed to run, but flagged for a human.
 _GRADER_NAMES = re.compile(r"^(expect_[A-Za-z_]*|AssertionError|__builtins__|builtins)$")
@@ -111,7 +116,24 @@ def parse_notebook(raw: bytes) -> tuple[dict | None, Finding | None]:
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         return None, Finding("notebook-corrupt", "the file is JSON but not a notebook (no "
                              "cell list): graded as the blank release", flag=True)
-    return data, None
+    return _without_surrogates(data)
+
+
+def _without_surrogates(data: dict) -> tuple[dict | None, Finding | None]:
+    """``data`` with every lone surrogate (a ``\\ud800`` escape with no partner: valid
+    JSON, but no UTF-8 file can hold it, so nbgrader could not save the notebook) replaced
+    by U+FFFD, and a finding saying how many; the rest is graded as written."""
+    try:
+        text = json.dumps(data, ensure_ascii=False)
+    except (ValueError, RecursionError) as exc:
+        return None, Finding("notebook-corrupt", f"the notebook cannot be read back ({exc}): "
+                             "graded as the blank release", flag=True)
+    fixed, n = _SURROGATE.subn("\ufffd", text)
+    if not n:
+        return data, None
+    return json.loads(fixed), Finding(
+        "text-repaired", f"{n} character(s) of the notebook were not valid Unicode (lone "
+        "surrogates) and were replaced by \ufffd; everything else was graded as written")
 
 
 @dataclass
@@ -353,6 +375,49 @@ def _check_answers(path: Path) -> str | None:
     return None
 
 
+def _read_at_most(path: Path, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of the regular file at ``path`` (never through a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        return f.read(limit)
+
+
+def _keep_answers(raw: bytes, dest_dir: Path, release_dir: Path,
+                  names: list[str]) -> list[Finding]:
+    """Write the submitted answers file into ``dest_dir`` when labkit reads it (else a
+    finding, and no file); say which of its answers cannot earn completion credit."""
+    (dest_dir / ANSWERS_FILE).write_bytes(raw)
+    why = _check_answers(dest_dir / ANSWERS_FILE)
+    if why:
+        (dest_dir / ANSWERS_FILE).unlink()
+        return [Finding("answers-unreadable", f"{ANSWERS_FILE} was left out: {why}; "
+                        "committed predictions in it could not count", flag=True)]
+    return _audit_answers(dest_dir / ANSWERS_FILE, release_dir, names)
+
+
+def _audit_answers(path: Path, release_dir: Path, names: list[str]) -> list[Finding]:
+    """A finding for the answers that cannot earn completion credit: a value that is not
+    one of its question's options (no widget records one; the judge does not count it)."""
+    from labkit.course import judge
+
+    lab_ids = {judge.plan_notebook(nbformat.read(release_dir / n, as_version=4)).lab_id
+               for n in names}
+    refused: dict[str, str] = {}
+    for lab_id in sorted(i for i in lab_ids if i):
+        refused.update(judge.answer_audit(path, lab_id)[1])
+    if not refused:
+        return []
+    shown = "; ".join(f"{k}: {why}" for k, why in sorted(refused.items())[:8])
+    more = f" and {len(refused) - 8} more" if len(refused) > 8 else ""
+    return [Finding("answers-invalid", f"{len(refused)} answer(s) in {ANSWERS_FILE} earn no "
+                    f"completion credit: {shown}{more}", flag=True)]
+
+
 def prepare(submitted_dir: Path, release_dir: Path, dest_dir: Path,
             notebooks: Iterable[str]) -> list[Finding]:
     """Write what is graded of ``submitted_dir`` into ``dest_dir``; return the findings.
@@ -370,25 +435,27 @@ def prepare(submitted_dir: Path, release_dir: Path, dest_dir: Path,
         if path.is_symlink():
             ignored.append(f"{rel} (a symlink)")
         elif path.is_file() and rel not in wanted:
-            ignored.append(rel)
+            ignored.append(os.fsencode(rel).decode("utf-8", "backslashreplace"))
     if ignored:
         shown = ", ".join(ignored[:8]) + (f" and {len(ignored) - 8} more" if len(ignored) > 8
                                           else "")
         findings.append(Finding("file-ignored", f"files beside the notebook are not graded "
                                 f"and were left out: {shown}"))
 
-    def read(name: str) -> bytes | None:
+    def read(name: str, limit: int) -> bytes | None:
+        """At most ``limit + 1`` bytes (enough to tell it is too big) of a regular file."""
         path = submitted_dir / name
         if path.is_symlink() or not path.is_file():
             return None
-        return path.read_bytes()
+        return _read_at_most(path, limit + 1)
 
     for name in names:
         release = nbformat.read(release_dir / name, as_version=4)
-        raw = read(name)
+        raw = read(name, MAX_NOTEBOOK_BYTES)
         if raw is None:
-            findings.append(Finding("notebook-missing", f"{name} was not submitted: graded as "
-                                    "the blank release"))
+            findings.append(Finding("notebook-missing", f"{name} was not submitted (or not "
+                                    "copied for grading: see file-skipped): graded as the "
+                                    "blank release"))
             data = None
         else:
             data, problem = parse_notebook(raw)
@@ -398,15 +465,10 @@ def prepare(submitted_dir: Path, release_dir: Path, dest_dir: Path,
         findings.extend(found)
         nbformat.write(nb, dest_dir / name)
 
-    raw = read(ANSWERS_FILE)
+    raw = read(ANSWERS_FILE, MAX_ANSWERS_BYTES)
     if raw is not None:
-        (dest_dir / ANSWERS_FILE).write_bytes(raw)
-        why = _check_answers(dest_dir / ANSWERS_FILE)
-        if why:
-            (dest_dir / ANSWERS_FILE).unlink()
-            findings.append(Finding("answers-unreadable", f"{ANSWERS_FILE} was left out: {why}; "
-                                    "committed predictions in it could not count", flag=True))
-    raw = read(TIMESTAMP_FILE)
+        findings.extend(_keep_answers(raw, dest_dir, release_dir, names))
+    raw = read(TIMESTAMP_FILE, MAX_TIMESTAMP_BYTES)
     if raw is not None:
         if _timestamp_ok(raw):
             (dest_dir / TIMESTAMP_FILE).write_bytes(raw)

@@ -2,7 +2,7 @@
 
 A *job folder* holds everything one grading needs and nothing else::
 
-    job.json        assignment, student, limits
+    job.json        assignment, student, limits, the course's nbgrader settings
     gradebook.db    a snapshot of the course gradebook without any student's grades
     raw/            the files exactly as the student submitted them
     release/        the release notebooks (what the student was given)
@@ -31,8 +31,12 @@ import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labkit.course.submission import ANSWERS_FILE, SECRET_FILE, Finding, prepare
+
+if TYPE_CHECKING:
+    from traitlets.config import Config
 
 RESULT = "result.json"
 
@@ -90,35 +94,30 @@ def _course_repository() -> list[str]:
 
 def run_job(job_dir: Path) -> dict:
     """Grade the job in ``job_dir``; always writes and returns its ``result.json``."""
+    from labkit.course import judge
     from labkit.course.execution import GradingExecute
+    from labkit.course.sanitize import SanitizeNotebook
 
     t0 = time.perf_counter()
     ensure_bin_on_path()
     job = json.loads((job_dir / "job.json").read_text())
     assignment, student = job["assignment"], job["student"]
-    findings: list[Finding] = []
+    # what copying the raw submission left out (the coordinator's findings), kept even
+    # when this job fails
+    findings: list[Finding] = [Finding(str(f["code"]), str(f["message"]), bool(f["flag"]))
+                               for f in job.get("findings", [])]
     result: dict = {"assignment": assignment, "student": student, "status": "error"}
     GradingExecute.timings, GradingExecute.failures, GradingExecute.planted = {}, [], []
     GradingExecute.unjudged = []
+    SanitizeNotebook.removed = []
+    judge.oversized.clear()
     try:
-        findings = _prepare_job(job_dir, job)
+        findings += _prepare_job(job_dir, job)
         t_prepared = time.perf_counter()
         db_url = _autograde(job_dir, job)
         t_graded = time.perf_counter()
         result.update(_read_results(db_url, job["course_id"], assignment, student))
-        for failure in GradingExecute.failures:
-            findings.append(Finding("kernel-failure", failure, flag=True))
-        if GradingExecute.unjudged:
-            findings.append(Finding(
-                "judge-failure", f"the grader's test process failed on "
-                f"{', '.join(GradingExecute.unjudged)}: those tests scored 0 without being "
-                "run; re-grade this submission (`labkit course grade --force`)", flag=True))
-        if GradingExecute.planted:
-            shown = ", ".join(GradingExecute.planted[:5])
-            findings.append(Finding(
-                "planted-links", f"the kernel left {len(GradingExecute.planted)} links or "
-                f"special files in its folder ({shown}, ...): removed unread before nbgrader "
-                "saved the results", flag=True))
+        findings += _run_findings()
         result["status"] = "graded"
         result["timings"] = _timings(GradingExecute.timings, prepare=t_prepared - t0,
                                      nbgrader=t_graded - t_prepared)
@@ -131,6 +130,55 @@ def run_job(job_dir: Path) -> dict:
     result["seconds"] = time.perf_counter() - t0
     _write_json(job_dir / RESULT, result)
     return result
+
+
+# A kernel's other processes that burned more CPU than this (seconds, the most of any
+# kernel of the job) were busy work beside the answers: honest lab cells start none.
+STRAY_CPU_SECONDS = 10.0
+# What the page cleaner says when it removed something that could run or fetch, as
+# opposed to trimming an honest output (a cut, a widget view, text nested too deeply).
+_HOSTILE_CLEANING = ("could run or fetch", "metadata", "not a valid image", "of type",
+                     "javascript", "svg")
+
+
+def _run_findings() -> list[Finding]:
+    """What the grading of one job saw besides the scores, from the per-job records of
+    the executor, the judge, the page cleaner and the kernel manager."""
+    from labkit.course import judge
+    from labkit.course.execution import GradingExecute, SandboxKernelManager
+    from labkit.course.sanitize import SanitizeNotebook
+
+    found = [Finding("kernel-failure", failure, flag=True)
+             for failure in GradingExecute.failures]
+    if GradingExecute.unjudged:
+        found.append(Finding(
+            "judge-failure", f"the grader's test process failed on "
+            f"{', '.join(GradingExecute.unjudged)}: those tests scored 0 without being "
+            "run; re-grade this submission (`labkit course grade --force`)", flag=True))
+    if judge.oversized:
+        found.append(Finding(
+            "answer-too-large", f"{', '.join(sorted(set(judge.oversized)))}: too large "
+            f"to grade (over {judge.MAX_EXPORT_BYTES // 1024} KB as JSON); the tests "
+            "reading it failed, every other answer was graded"))
+    if GradingExecute.planted:
+        shown = ", ".join(GradingExecute.planted[:5])
+        found.append(Finding(
+            "planted-links", f"the kernel left {len(GradingExecute.planted)} links or "
+            f"special files in its folder ({shown}, ...): removed unread before nbgrader "
+            "saved the results", flag=True))
+    hostile = [n for n in SanitizeNotebook.removed if any(h in n for h in _HOSTILE_CLEANING)]
+    if hostile:
+        found.append(Finding(
+            "content-cleaned", f"{len(hostile)} piece(s) of the notebook could run or fetch "
+            f"in a page ({'; '.join(hostile[:3])}, ...): removed before the formgrader or "
+            "feedback could show them", flag=True))
+    stray = max(SandboxKernelManager.stray_cpu_seconds, default=0.0)
+    if stray > STRAY_CPU_SECONDS:
+        found.append(Finding(
+            "cpu-hog", f"processes the kernel started used {stray:.0f} s of CPU beside its "
+            "cells (held to the kernel's CPU share and lowest priority, then killed)",
+            flag=True))
+    return found
 
 
 def end_job(job_dir: Path) -> None:
@@ -174,8 +222,9 @@ def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
     ipc.mkdir(exist_ok=True)
     workdir = course / "autograded" / student / assignment
     uid = job.get("uid", NOBODY)
+    cpus = float(job.get("cpus", 1.0))  # the kernel's CPU quota, in cores
     cage = (cgroups.make_cage(f"labkit-{uid}", memory_bytes=job["memory_bytes"],
-                              processes=Policy.processes)
+                              processes=Policy.processes, cpus=cpus)
             if job["isolate"] and os.geteuid() == 0 and uid != NOBODY else None)
     policy = Policy(workdir=str(workdir), ipc_dir=str(ipc),
                     hide=default_hide(job_dir.parent, *job.get("hide", []),
@@ -186,9 +235,10 @@ def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
                     mask=(*(str(workdir / f"{n}.ipynb") for n in job["notebooks"]),
                           str(workdir / SECRET_FILE)),
                     uid=uid, memory_bytes=job["memory_bytes"],
-                    cpu_seconds=job["cpu_seconds"], isolate=job["isolate"],
+                    cpu_seconds=job["cpu_seconds"], cpus=cpus, isolate=job["isolate"],
                     cgroups=cage.folders if cage else ())
     SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
+    SandboxKernelManager.stray_cpu_seconds = []
     # Completion credit is read from the answers as submitted, before any kernel runs.
     GradingExecute.answers_path = str(submitted / ANSWERS_FILE)
     return findings
@@ -203,25 +253,42 @@ def _autograde(job_dir: Path, job: dict) -> str:
     from nbgrader.preprocessors import (
         AssignLatePenalties,
         CheckCellMetadata,
+        ClearOutput,
+        DeduplicateIds,
         IgnorePattern,
         LimitOutput,
+        OverwriteCells,
+        OverwriteKernelspec,
     )
-    from traitlets.config import Config
 
+    from labkit.course.config import JOB_CONFIG, config_from_json
     from labkit.course.execution import GradingExecute, TimedSaveAutoGrades
+    from labkit.course.sanitize import SanitizeNotebook
 
     db_url = f"sqlite:///{job_dir / 'gradebook.db'}"
-    cfg = Config()
+    # The course's nbgrader settings (its nbgrader_config.py as the coordinator read it),
+    # then, over them, what labkit owns: the job's folder and gradebook, the steps a grade
+    # rests on, the limits of the grade options. The rest applies as in stock autograde.
+    cfg = config_from_json(job.get(JOB_CONFIG, {}))
     cfg.CourseDirectory.root = str(job_dir / "course")
     cfg.CourseDirectory.db_url = db_url
     cfg.CourseDirectory.course_id = job["course_id"]
     cfg.Autograde.autograde_preprocessors = [
         GradingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-        TimedSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+        SanitizeNotebook, TimedSaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    # nbgrader's default: OverwriteCells restores the hidden tests the release lacks
+    cfg.Autograde.sanitize_preprocessors = [
+        ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+    # no student file but the answers reaches the job (submission.py): nothing to keep
     cfg.Autograde.exclude_overwriting = {}
+    # c.LabkitGrade.cell_timeout (--cell-timeout), not c.Execute.timeout: one setting
     cfg.GradingExecute.timeout = job["timeout"]
+    cfg.GradingExecute.interrupt_on_timeout = True  # else every hung cell costs a kernel
+    cfg.GradingExecute.force_raise_errors = False  # a cell's error costs that cell only
     cfg.GradingExecute.sandboxed = True
+    cfg.GradingExecute.judged = True
     cfg.GradingExecute.max_output_bytes = job.get("output_bytes", 256 * 1024)
+    _own_layout_and_steps(cfg)
     api = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     outcome = api.autograde(job["assignment"], job["student"], force=True, create=True)
     if not outcome.get("success"):
@@ -230,6 +297,29 @@ def _autograde(job_dir: Path, job: dict) -> str:
         raise RuntimeError("nbgrader autograde failed: " + " | ".join(errors[-6:])
                            + "\n" + str(outcome.get("log", ""))[-3000:])
     return db_url
+
+
+# Steps a course may switch off (``c.LimitOutput.enabled = False``), as with stock
+# autograde: they shape outputs or apply the course's late penalty. Every other step of the
+# two lists always runs: running the code, restoring the tests, saving the scores.
+OPTIONAL_STEPS = frozenset({"IgnorePattern", "ClearMetadataPreprocessor", "LimitOutput",
+                            "AssignLatePenalties"})
+
+
+def _own_layout_and_steps(cfg: Config) -> None:
+    """Set in ``cfg`` the job folder's layout (:func:`_prepare_job` writes nbgrader's
+    default one, every notebook of one student) and switch on every step of
+    ``cfg.Autograde``'s preprocessor lists but :data:`OPTIONAL_STEPS`."""
+    course = cfg.CourseDirectory
+    course.directory_structure = os.path.join("{nbgrader_step}", "{student_id}",
+                                              "{assignment_id}")
+    for step in ("source", "release", "submitted", "autograded"):
+        course[f"{step}_directory"] = step
+    course.notebook_id = "*"
+    course.student_id_exclude = ""
+    for pp in (*cfg.Autograde.sanitize_preprocessors, *cfg.Autograde.autograde_preprocessors):
+        if pp.__name__ not in OPTIONAL_STEPS:
+            cfg[pp.__name__].enabled = True
 
 
 def _timings(phases: Mapping[str, float], *, prepare: float,

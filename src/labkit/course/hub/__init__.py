@@ -12,7 +12,16 @@ hub can read it:
   iframe of the service's own JupyterLab, which JupyterHub >= 4.1 forbids by default
   (``frame-ancestors 'none'``). The hub serves every server and service from its own
   subdomain (``JupyterHub.subdomain_host``), so ``frame-ancestors 'self'`` admits only
-  the service's own pages, the secure fix nbgrader's documentation describes.
+  the service's own pages, the secure fix nbgrader's documentation describes. The rest of
+  its Content-Security-Policy is the strictest the formgrader works under: everything
+  from the service itself (``default-src``, ``connect-src``, ``base-uri``,
+  ``form-action``: ``'self'``), images ``'self'`` and ``data:`` only, no plugins. The
+  formgrader's inline ``<script>`` elements carry per-page values (ids, the base URL), so
+  elements need ``'unsafe-inline'``, and JupyterLab compiles its settings schemas with
+  ``new Function`` (``'unsafe-eval'``); inline *handlers* (``onerror=...``) are refused
+  except the formgrader's own five, admitted by hash (``script-src-attr``; tests/hub
+  checks the hashes against nbgrader's templates). nbconvert's MathJax, from a CDN, is
+  refused: the formgrader shows TeX as typed.
 """
 
 from __future__ import annotations
