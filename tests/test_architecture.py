@@ -47,7 +47,7 @@ HIDDEN_TEST_LAYERS = ("core", "registries", "physics", "tracks", "plans", "gradi
 # Constants the whole package shares: each is assigned at module level in exactly one module.
 SHARED_CONSTANTS = {
     "PRECISIONS": "labkit.core.grids",
-    "PARTS": "labkit.labs.parts",
+    "PARTS": "labkit.core.keys",
     "PREDICTION_POINTS": "labkit.labs.parts",
     "CHECKPOINT_POINTS": "labkit.labs.parts",
     "BITS_PER_BYTE": "labkit.core.units",

@@ -40,6 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labkit.core.keys import PARTS, answer_key
+
 if TYPE_CHECKING:  # the judge process never imports nbformat (1.7 s of jsonschema)
     from nbformat import NotebookNode
 
@@ -50,8 +52,6 @@ MAX_INT = 10**18               # larger integers are not answers to these exerci
 TEST_SECONDS = 20              # one test cell in the judge
 JUDGE_SECONDS = 120            # the judge process for one notebook
 JUDGE_MEMORY = 2 * 1024**3     # address space of the judge process (a test fed a huge answer)
-PART_NAMES = ("A", "B", "C", "D")  # labkit.labs.parts.PARTS (pinned equal by a test; importing
-#                                  labkit.labs costs the judge process 0.4 s)
 _LAB_MODULE = re.compile(r"^from labkit\.labs\.(\w+) import Lab\b", re.M)
 # An answer as the judge sees it: JSON's types plus tuples and dicts with non-string keys,
 # which travel wrapped (``{TUPLE: [...]}``, ``{DICT: [[key, value], ...]}``), so a test of
@@ -159,7 +159,7 @@ def plan_notebook(nb: NotebookNode) -> JudgePlan:
                 sources.append(cell.source)
             elif lab_id is None and (m := _LAB_MODULE.search(cell.source)):
                 lab_id, track_id = _lab_identity(m.group(1), cell.source)
-    known = set(data) | set(grading_names()) | set(PART_NAMES) | set(dir(builtins)) | {"lab"}
+    known = set(data) | set(grading_names()) | set(PARTS) | set(dir(builtins)) | {"lab"}
     wanted: set[str] = set()
     for t in tests:
         with contextlib.suppress(SyntaxError):
@@ -378,7 +378,7 @@ def question_choices(lab_id: str, track_id: str) -> dict[str, Choices] | None:
     try:
         lab = info.lab(track_id, store=AnswerStore(nowhere))
         out = {}
-        for letter in PART_NAMES:
+        for letter in PARTS:
             part = lab.part(letter)
             for q in (part.predict, part.checkpoint):
                 out[q.key] = Choices(None if q.options is None else tuple(q.options),
@@ -456,9 +456,9 @@ class _PartAnswers:
 
 
 def _parts(track_id: str | None, keys: set[str]) -> dict[str, _PartAnswers]:
-    return {p: _PartAnswers(_Committed(f"{track_id}.{p}.prediction" in keys),
-                            _Committed(f"{track_id}.{p}.checkpoint" in keys))
-            for p in PART_NAMES}
+    return {p: _PartAnswers(_Committed(answer_key(str(track_id), p, "prediction") in keys),
+                            _Committed(answer_key(str(track_id), p, "checkpoint") in keys))
+            for p in PARTS}
 
 
 def _fail_message(exc: BaseException, answer_names: Sequence[str]) -> tuple[str, str]:

@@ -484,6 +484,22 @@ def _cpu_seconds(pid: int) -> float:
     return 0.0
 
 
+def _runnable(pid: int) -> bool:
+    """Whether ``pid`` is running or waiting for a CPU (state R), i.e. busy work."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        text = Path(f"/proc/{pid}/stat").read_text()
+        return text[text.rindex(")") + 2:].split()[0] == "R"
+    return False
+
+
+def busy_strays(init: int) -> int:
+    """How many processes of box ``init``, the kernel aside, are running or runnable now:
+    a sample independent of how much CPU the machine could give them (a kernel that
+    leaves busy children behind shows many; one that sleeps or has none shows none)."""
+    _, strays = box_processes(init)
+    return sum(_runnable(pid) for pid in strays)
+
+
 def demote_strays(init: int, done: set[int]) -> float:
     """Run every process of box ``init`` but the kernel at :data:`STRAY_NICE` and under
     ``SCHED_IDLE`` (each of its threads; ``done``: pids already demoted, updated). Within

@@ -34,8 +34,9 @@ import ipywidgets as ipw
 from labkit import ui as lw
 from labkit.core.answers import AnswerEntry, AnswerValue
 from labkit.core.format import plain, plain_dict
+from labkit.core.keys import answer_key
 from labkit.grading import expect_committed
-from labkit.labs.parts import CHECKPOINT_POINTS, PARTS, PREDICTION_POINTS
+from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
 from labkit.tracks import Track
 
 if TYPE_CHECKING:
@@ -155,16 +156,6 @@ def download_link(text: str, filename: str, mime: str, label: str) -> str:
     return (f"<a download='{lw.esc(filename)}' href='data:{mime};charset=utf-8;base64,{b64}' "
             f"target='_blank' class='labkit-download' style='color:#1f6fb2;"
             f"text-decoration:underline;font-weight:600'>{lw.esc(label)}</a>")
-
-
-def answer_key(track_id: str, part: str, kind: str) -> str:
-    """AnswerStore key of a part's ``prediction`` or ``checkpoint`` (or ``memo``: part '')."""
-    if kind == "memo":
-        return f"{track_id}.memo"
-    if part not in PARTS or kind not in ("prediction", "checkpoint"):
-        raise ValueError(f"part must be one of {PARTS} and kind prediction/checkpoint/memo; "
-                         f"got {part!r}, {kind!r}")
-    return f"{track_id}.{part}.{kind}"
 
 
 class LabPart:

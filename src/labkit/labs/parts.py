@@ -7,7 +7,9 @@ course's ``*-predict-done`` / ``*-checkpoint-done`` cells grade it
 (:mod:`labkit.course.scaffold`), both from here.
 """
 
-PARTS = ("A", "B", "C", "D")
+from labkit.core.keys import PARTS
+
+__all__ = ["CHECKPOINT_POINTS", "PARTS", "PREDICTION_POINTS"]
 
 PREDICTION_POINTS = 1
 """Points of a committed prediction (right or wrong): completion credit."""
