@@ -3,7 +3,19 @@ kernels (small scripts run in the box in place of ipykernel)."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+
+def run_async(coro: Coroutine[Any, Any, Any]) -> Any:
+    """``asyncio.run(coro)`` in a thread of its own: a test file graded in-process before
+    this one (nbclient, papermill) can leave an event loop marked running in this thread,
+    where ``asyncio.run`` refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def manager(box, fake_kernel: str | None = None):

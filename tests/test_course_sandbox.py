@@ -669,7 +669,7 @@ def test_the_kernels_own_children_run_below_it(tmp_path):
 
     from labkit.course.sandbox import STRAY_NICE, box_processes
     from labkit.course.sockets import box_pid
-    from sandbox_helpers import fake, manager
+    from sandbox_helpers import fake, manager, run_async
 
     box = make_box(tmp_path, cpu_seconds=60)
 
@@ -699,6 +699,6 @@ def test_the_kernels_own_children_run_below_it(tmp_path):
         finally:
             await km.shutdown_kernel(now=True)
 
-    kernel, kernel_nice, strays = asyncio.run(run())
+    kernel, kernel_nice, strays = run_async(run())
     assert len(strays) >= 2 and set(strays.values()) == {STRAY_NICE}, strays
     assert kernel not in strays and kernel_nice == FALLBACK_NICE  # no cgroup in this box

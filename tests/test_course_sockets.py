@@ -20,7 +20,7 @@ import pytest
 
 from labkit.course.sandbox import BOX_IPC, Policy
 from labkit.course.sockets import PinnedSockets, UnsafeSocketError, box_pid, open_box_socket
-from sandbox_helpers import fake, manager
+from sandbox_helpers import fake, manager, run_async
 from test_course_sandbox import IS_ROOT, make_box
 
 _KERNEL = f"""
@@ -169,7 +169,7 @@ def test_the_grader_talks_to_an_honest_kernel_through_pinned_sockets(tmp_path):
             await km.shutdown_kernel(now=True)
         return reply["content"], links, folder, ip
 
-    content, links, folder, ip = asyncio.run(run())
+    content, links, folder, ip = run_async(run())
     assert content["status"] == "ok", content
     assert any(o["content"].get("text") == "42\n" for o in outputs), outputs
     assert len(links) == 5 and all(ln.startswith(f"/proc/{os.getpid()}/fd/") for ln in links)
@@ -192,7 +192,7 @@ def test_a_kernel_whose_sockets_are_links_never_starts(tmp_path):
         assert km.pins is None and not await km.is_alive()
 
     try:
-        asyncio.run(run())
+        run_async(run())
         assert _connections(server) == 0
     finally:
         server.close()
@@ -246,7 +246,7 @@ def test_zmq_reconnects_never_follow_sockets_swapped_for_links(tmp_path):
             await km.shutdown_kernel(now=True)
 
     try:
-        events = asyncio.run(run())
+        events = run_async(run())
         assert _connections(server) == 0
     finally:
         server.close()

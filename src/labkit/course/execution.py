@@ -39,7 +39,7 @@ from nbgrader.preprocessors import Execute, SaveAutoGrades
 from traitlets import Bool, Integer
 
 from labkit.course import judge as judging
-from labkit.course.sandbox import INFO_FILE, Policy, busy_strays, demote_strays, kill_user
+from labkit.course.sandbox import INFO_FILE, Policy, demote_strays, kill_user, stray_count
 from labkit.course.sockets import PinnedSockets, box_pid
 
 
@@ -96,11 +96,11 @@ class SandboxKernelManager(AsyncKernelManager):
     socket_timeout = 60.0           # seconds for the kernel to bind its sockets
     demote_every = 0.25             # seconds between looks for the kernel's children
     # Per kernel of the job: the most CPU seconds its box's other processes (children,
-    # daemons) had used at one look; reset per job by the worker (a cpu-hog hint).
+    # daemons) had used at one look; reset per job by the worker (a stray-processes hint).
     stray_cpu_seconds: list[float] = []  # noqa: RUF012
-    # ... and the most of them seen running or runnable at one look (the same hint, not
-    # depending on how much CPU the machine had to spare for them)
-    stray_busy: list[int] = []  # noqa: RUF012
+    # ... and the most of them alive at one look (the same hint, not depending on how
+    # much CPU the machine had to spare for them)
+    stray_processes: list[int] = []  # noqa: RUF012
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -141,13 +141,13 @@ class SandboxKernelManager(AsyncKernelManager):
         priority (sandbox.demote_strays): its own children never starve the kernel."""
         done: set[int] = set()
         type(self).stray_cpu_seconds.append(0.0)
-        type(self).stray_busy.append(0)
+        type(self).stray_processes.append(0)
         while True:
             used = await asyncio.to_thread(demote_strays, init, done)
-            busy = await asyncio.to_thread(busy_strays, init)
-            seconds, counts = type(self).stray_cpu_seconds, type(self).stray_busy
+            alive = await asyncio.to_thread(stray_count, init)
+            seconds, counts = type(self).stray_cpu_seconds, type(self).stray_processes
             seconds[-1] = max(seconds[-1], used)
-            counts[-1] = max(counts[-1], busy)
+            counts[-1] = max(counts[-1], alive)
             await asyncio.sleep(self.demote_every)
 
     async def _wait_for(self, what: str, deadline: float) -> None:

@@ -242,9 +242,14 @@ def _start_time(pid: int) -> str:
 
 
 def start_run(state: Path) -> Path:
-    """A fresh run folder (0700) in ``state``, with its owner record."""
-    run_dir = Path(tempfile.mkdtemp(prefix=RUN_PREFIX, dir=state))
-    record_run(run_dir, ())
+    """A fresh run folder (0700) in ``state``, with its owner record: made under a name
+    the sweep does not read and renamed once the record is in, so a sweep by another
+    grader sharing ``state`` (Dask workers on one machine) never takes it for a run
+    killed before it could write one."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{RUN_PREFIX}", dir=state))
+    record_run(staging, ())
+    run_dir = state / staging.name[1:]
+    os.rename(staging, run_dir)
     return run_dir
 
 

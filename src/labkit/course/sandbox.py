@@ -484,20 +484,11 @@ def _cpu_seconds(pid: int) -> float:
     return 0.0
 
 
-def _runnable(pid: int) -> bool:
-    """Whether ``pid`` is running or waiting for a CPU (state R), i.e. busy work."""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        text = Path(f"/proc/{pid}/stat").read_text()
-        return text[text.rindex(")") + 2:].split()[0] == "R"
-    return False
-
-
-def busy_strays(init: int) -> int:
-    """How many processes of box ``init``, the kernel aside, are running or runnable now:
-    a sample independent of how much CPU the machine could give them (a kernel that
-    leaves busy children behind shows many; one that sleeps or has none shows none)."""
-    _, strays = box_processes(init)
-    return sum(_runnable(pid) for pid in strays)
+def stray_count(init: int) -> int:
+    """How many processes of box ``init`` live beside the kernel now. Honest cells start
+    none; a look every fraction of a second sees children that outlive their cell
+    whatever CPU the machine had to give them (unlike their CPU time or run state)."""
+    return len(box_processes(init)[1])
 
 
 def demote_strays(init: int, done: set[int]) -> float:

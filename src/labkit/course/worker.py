@@ -132,11 +132,12 @@ def run_job(job_dir: Path) -> dict:
     return result
 
 
-# A kernel's other processes that burned more CPU than this (seconds, the most of any
-# kernel of the job), or as many running at once, were busy work beside the answers:
-# honest lab cells start none.
+# A kernel whose other processes burned more CPU than this (seconds, the most of any
+# kernel of the job), or that had this many alive at once, ran work beside its answers
+# (a fork fan-out, busy children): honest lab cells start none. One detached helper
+# process is not flagged.
 STRAY_CPU_SECONDS = 10.0
-STRAY_BUSY = 4
+STRAY_PROCESSES = 8
 # What the page cleaner says when it removed something that could run or fetch, as
 # opposed to trimming an honest output (a cut, a widget view, text nested too deeply).
 _HOSTILE_CLEANING = ("could run or fetch", "metadata", "not a valid image", "of type",
@@ -175,12 +176,12 @@ def _run_findings() -> list[Finding]:
             f"in a page ({'; '.join(hostile[:3])}, ...): removed before the formgrader or "
             "feedback could show them", flag=True))
     stray = max(SandboxKernelManager.stray_cpu_seconds, default=0.0)
-    busy = max(SandboxKernelManager.stray_busy, default=0)
-    if stray > STRAY_CPU_SECONDS or busy >= STRAY_BUSY:
+    alive = max(SandboxKernelManager.stray_processes, default=0)
+    if stray > STRAY_CPU_SECONDS or alive >= STRAY_PROCESSES:
         found.append(Finding(
-            "cpu-hog", f"processes the kernel started ran beside its cells ({busy} busy at "
-            f"once, {stray:.0f} s of CPU): held to the kernel's CPU share at the lowest "
-            "priority, then killed", flag=True))
+            "stray-processes", f"the kernel started processes that outlived their cells "
+            f"({alive} at once, {stray:.0f} s of CPU): held to the kernel's CPU share at "
+            "the lowest priority, then killed", flag=True))
     return found
 
 
@@ -242,7 +243,7 @@ def _prepare_job(job_dir: Path, job: dict) -> list[Finding]:
                     cgroups=cage.folders if cage else ())
     SandboxKernelManager.policy_path = str(policy.save(job_dir / "policy.json"))
     SandboxKernelManager.stray_cpu_seconds = []
-    SandboxKernelManager.stray_busy = []
+    SandboxKernelManager.stray_processes = []
     # Completion credit is read from the answers as submitted, before any kernel runs.
     GradingExecute.answers_path = str(submitted / ANSWERS_FILE)
     return findings
