@@ -220,6 +220,7 @@ class GradingExecute(Execute):
     failures: list[str] = []  # noqa: RUF012
     planted: list[str] = []  # noqa: RUF012 -- links and special files the kernel left
     unjudged: list[str] = []  # noqa: RUF012 -- test cells the judge process could not run
+    oversized: list[str] = []  # noqa: RUF012 -- answers voided as too large to grade
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -260,6 +261,8 @@ class GradingExecute(Execute):
             for t in plan.tests:
                 nb.cells[t.index].source = t.source
         answers = judging.parse_export(export.get("outputs", []), marker, plan.answer_names)
+        type(self).oversized.extend(name for name, a in answers.items()
+                                    if isinstance(a, judging.Unusable) and a.too_large)
         start = time.perf_counter()
         for t, verdict in zip(plan.tests, judging.judge(plan, answers, committed), strict=True):
             nb.cells[t.index].outputs = verdict.outputs()

@@ -232,6 +232,7 @@ class Unusable:
     """An answer that did not leave the kernel as plain data; a check reports ``reason``."""
 
     reason: str
+    too_large: bool = False  # over MAX_EXPORT_BYTES: the grader reports it (a finding)
 
     def __repr__(self) -> str:
         return f"<unusable: {self.reason}>"
@@ -281,11 +282,6 @@ def encode(x: JSONValue) -> Any:
     return x
 
 
-# Answers voided as too large by parse_export, for the worker's findings: reset and read
-# per job by labkit.course.worker.run_job (one job at a time per process).
-oversized: list[str] = []
-
-
 def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
                  names: Sequence[str]) -> dict[str, JSONValue | Unusable]:
     """The answers the export cell printed: only ``names``, only exact JSON values;
@@ -318,8 +314,7 @@ def parse_export(outputs: Iterable[Mapping[str, Any]], marker: str,
                 out[name] = Unusable(str(exc))
         elif "value" in item or "too_large" in item:
             out[name] = Unusable(f"{name} is too large to grade (over "
-                                 f"{MAX_EXPORT_BYTES // 1024} KB as JSON)")
-            oversized.append(name)
+                                 f"{MAX_EXPORT_BYTES // 1024} KB as JSON)", too_large=True)
         else:
             out[name] = Unusable(str(item.get("unusable", "not plain data"))[:200])
     return out

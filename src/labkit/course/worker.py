@@ -94,7 +94,6 @@ def _course_repository() -> list[str]:
 
 def run_job(job_dir: Path) -> dict:
     """Grade the job in ``job_dir``; always writes and returns its ``result.json``."""
-    from labkit.course import judge
     from labkit.course.execution import GradingExecute
     from labkit.course.sanitize import SanitizeNotebook
 
@@ -108,9 +107,8 @@ def run_job(job_dir: Path) -> dict:
                                for f in job.get("findings", [])]
     result: dict = {"assignment": assignment, "student": student, "status": "error"}
     GradingExecute.timings, GradingExecute.failures, GradingExecute.planted = {}, [], []
-    GradingExecute.unjudged = []
+    GradingExecute.unjudged, GradingExecute.oversized = [], []
     SanitizeNotebook.removed = []
-    judge.oversized.clear()
     try:
         findings += _prepare_job(job_dir, job)
         t_prepared = time.perf_counter()
@@ -158,9 +156,9 @@ def _run_findings() -> list[Finding]:
             "judge-failure", f"the grader's test process failed on "
             f"{', '.join(GradingExecute.unjudged)}: those tests scored 0 without being "
             "run; re-grade this submission (`labkit course grade --force`)", flag=True))
-    if judge.oversized:
+    if GradingExecute.oversized:
         found.append(Finding(
-            "answer-too-large", f"{', '.join(sorted(set(judge.oversized)))}: too large "
+            "answer-too-large", f"{', '.join(sorted(set(GradingExecute.oversized)))}: too large "
             f"to grade (over {judge.MAX_EXPORT_BYTES // 1024} KB as JSON); the tests "
             "reading it failed, every other answer was graded"))
     if GradingExecute.planted:
