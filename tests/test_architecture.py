@@ -29,6 +29,7 @@ SRC = ROOT / "src" / "labkit"
 COURSE_LABS = ROOT / "course" / "labs"
 MAX_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 80
+MAX_CLASS_LINES = 300
 WIDGET_PACKAGES = ("ipywidgets", "bqplot")
 ABOVE = {  # layer -> the labkit layers (and packages) it must never reach, even indirectly
     "core": ("registries", "physics", "tracks", "plans", "ui", "labs", "course", "cli",
@@ -42,6 +43,8 @@ ABOVE = {  # layer -> the labkit layers (and packages) it must never reach, even
     "ui": ("labs", "course", "cli"),
     "labs": ("course", "cli"),
 }
+# View layers -> the layers below them they must never import directly (only through plans).
+NEVER_DIRECT = {"ui": ("physics",), "labs": ("physics",)}
 # Layers a hidden test (a cell nbgrader restores at autograde time) may import from.
 HIDDEN_TEST_LAYERS = ("core", "registries", "physics", "tracks", "plans", "grading")
 # Constants the whole package shares: each is assigned at module level in exactly one module.
@@ -89,17 +92,20 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import that can run: module and function level, not under TYPE_CHECKING."""
+def import_nodes(node: ast.AST, type_checking: bool = False,
+                 ) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import that can run: module and function level; those under
+    ``if TYPE_CHECKING:`` only with ``type_checking`` (a cycle through them is still a
+    cycle of the design, and the type checker walks it)."""
     if isinstance(node, ast.Import | ast.ImportFrom):
         yield node
         return
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.If) and _is_type_checking(child.test):
+        if isinstance(child, ast.If) and _is_type_checking(child.test) and not type_checking:
             for sub in child.orelse:
                 yield from import_nodes(sub)
         else:
-            yield from import_nodes(child)
+            yield from import_nodes(child, type_checking)
 
 
 def _known(dotted: str) -> str | None:
@@ -112,11 +118,11 @@ def _known(dotted: str) -> str | None:
     return None
 
 
-def imports_of(name: str) -> set[str]:
+def imports_of(name: str, type_checking: bool = False) -> set[str]:
     """Modules ``name`` imports: labkit module names and top-level external packages."""
     is_package = modules()[name].name == "__init__.py"
     out: set[str] = set()
-    for node in import_nodes(tree(name)):
+    for node in import_nodes(tree(name), type_checking):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         else:
@@ -134,8 +140,8 @@ def imports_of(name: str) -> set[str]:
 
 
 @cache
-def graph() -> dict[str, frozenset[str]]:
-    return {m: frozenset(imports_of(m)) for m in modules()}
+def graph(type_checking: bool = False) -> dict[str, frozenset[str]]:
+    return {m: frozenset(imports_of(m, type_checking)) for m in modules()}
 
 
 def layer(name: str) -> str:
@@ -221,8 +227,20 @@ def test_the_import_reader_sees_every_form():
 # -- layers and cycles --------------------------------------------------------------------------
 
 def test_no_import_cycles():
-    cycles = strongly_connected(graph())
+    """No cycle, counting function-level imports and those under ``TYPE_CHECKING``."""
+    cycles = strongly_connected(graph(type_checking=True))
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("view", sorted(NEVER_DIRECT))
+def test_views_never_call_physics(view):
+    """A view renders the deployment model's fields: no module of ``view`` imports a layer
+    of :data:`NEVER_DIRECT` itself (module or function level), so every number it shows
+    was computed once, in ``plans``."""
+    bad = sorted(f"{m} imports {t}" for m in modules() if layer(m) == view
+                 for t in graph(type_checking=True)[m]
+                 if any(reaches(lower, t) for lower in NEVER_DIRECT[view]))
+    assert not bad, f"{view} calls physics directly:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("lower", sorted(ABOVE))
@@ -296,6 +314,17 @@ def test_no_module_is_over_700_lines():
     long = {m: n for m, p in modules().items()
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def test_no_class_is_over_300_lines():
+    long = []
+    for name in modules():
+        for node in ast.walk(tree(name)):
+            if isinstance(node, ast.ClassDef):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > MAX_CLASS_LINES:
+                    long.append(f"{name}:{node.lineno} {node.name} ({n} lines)")
+    assert not long, f"classes over {MAX_CLASS_LINES} lines:\n" + "\n".join(long)
 
 
 def test_no_function_is_over_80_lines():

@@ -20,13 +20,23 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar, Protocol
 
 from labkit.labs.parts import PARTS
 from labkit.tracks import Track
 
-if TYPE_CHECKING:
-    from labkit.labs.session import LabBase
+
+class LabObject(Protocol):
+    """What :meth:`LabInfo.lab` returns (a :class:`labkit.labs.session.LabBase`), named
+    here as a protocol so this plain-data module imports no lab code."""
+
+    info: ClassVar[LabInfo]
+
+    def __init__(self, track_id: str | Track, /, *args: Any, **kwargs: Any) -> None: ...
+
+    def part(self, letter: str) -> Any: ...
+
+    def parts(self) -> list[Any]: ...
 
 ANY_SCENARIO = "*"
 REPORT_SCHEMA = "labkit-report"
@@ -147,12 +157,12 @@ class LabInfo:
         return self.objectives[ANY_SCENARIO]
 
     # -- code ----------------------------------------------------------------------------
-    def lab_class(self) -> type[LabBase[Any]]:
+    def lab_class(self) -> type[LabObject]:
         """The lab's ``Lab`` class, imported on first use from ``labkit.labs.<module>``."""
-        cls: type[LabBase[Any]] = importlib.import_module(f"labkit.labs.{self.module}.lab").Lab
+        cls: type[LabObject] = importlib.import_module(f"labkit.labs.{self.module}.lab").Lab
         return cls
 
-    def lab(self, track: str | Track, **kwargs: Any) -> LabBase[Any]:
+    def lab(self, track: str | Track, **kwargs: Any) -> LabObject:
         """``lab_class()(track, **kwargs)``."""
         return self.lab_class()(track, **kwargs)
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import ipywidgets as ipw
 import numpy as np
+import traitlets
 
 from labkit.core.format import fmt_tokens
 from labkit.core.grids import PRECISIONS, context_options
@@ -91,16 +92,60 @@ def float_control(description: str, value: float, lo: float, hi: float,
                          style=DESC_STYLE, layout=ipw.Layout(width="460px"))
 
 
+class GridLogSlider(ipw.FloatLogSlider):
+    """A FloatLogSlider whose value sits exactly on its own grid of stops.
+
+    The front end keeps the slider's *position* (the exponent) on ``min + k * step`` and,
+    when it renders, sends back ``base ** position`` computed in JavaScript; a value off that
+    grid (or the float noise of the round trip) would come back as another number and move
+    every figure a student sees before they touch anything. :func:`log_control` lays the grid
+    through the starting value, and this class maps a value within a thousandth of a stop
+    of a grid point to that point's exact value (the starting value itself at its stop).
+    """
+
+    anchor = traitlets.Float(1.0).tag(sync=False)
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal: dict[str, object]) -> float:
+        """ipywidgets' clamp into [base**min, base**max], then the snap to the grid."""
+        v = float(super()._validate_value(proposal))
+        if not (v > 0 and math.isfinite(v)) or self.step <= 0:
+            return v
+        k = (math.log(v, self.base) - math.log(self.anchor, self.base)) / self.step
+        if abs(k - round(k)) > SNAP_STOPS:
+            return v
+        return float(self.anchor * self.base ** (round(k) * self.step))
+
+
+SNAP_STOPS = 1e-3
+"""How close (in stops) to a grid point a log slider's value is taken as that point."""
+
+
+def log_grid(value: float, lo: float, hi: float, steps: int) -> tuple[float, float, float]:
+    """(min, max, step) exponents of a base-10 grid of about ``steps`` stops within
+    [lo, hi] that passes exactly through ``value`` (so the front end keeps it)."""
+    elo, ehi, ev = math.log10(lo), math.log10(hi), math.log10(value)
+    step = (ehi - elo) / steps
+    below = math.floor((ev - elo) / step + 1e-9)
+    above = math.floor((ehi - ev) / step + 1e-9)
+    return ev - below * step, ev + above * step, step
+
+
 def log_control(description: str, value: float, lo: float, hi: float,
-                steps: int = 60, readout_format: str = ".3g") -> ipw.FloatLogSlider:
-    """A base-10 log slider from ``lo`` to ``hi`` (both > 0) with ``steps`` stops."""
+                steps: int = 60, readout_format: str = ".3g") -> GridLogSlider:
+    """A base-10 log slider from ``lo`` to ``hi`` (both > 0) with about ``steps`` stops,
+    laid so that ``value`` (clamped into the range) is one of them."""
     if not (0 < lo < hi):
         raise ValueError(f"need 0 < lo < hi; got {lo}, {hi}")
-    elo, ehi = math.log10(lo), math.log10(hi)
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1; got {steps}")
     v = float(np.clip(value, lo, hi))
-    return ipw.FloatLogSlider(value=v, base=10, min=elo, max=ehi, step=(ehi - elo) / steps,
-                            description=description, readout_format=readout_format,
-                            style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+    emin, emax, step = log_grid(v, lo, hi, steps)
+    slider = GridLogSlider(value=v, base=10, min=emin, max=emax, step=step, anchor=v,
+                           description=description, readout_format=readout_format,
+                           style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+    slider.value = v
+    return slider
 
 
 def selection_control(description: str, options: Sequence[tuple[str, object]],
