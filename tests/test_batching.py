@@ -327,3 +327,32 @@ def test_track_policies_overrides():
     assert loose.results["static"].slo_met        # a 100 ms frame period: waiting for 8 is fine
     one = track_policies("cloud_fleet", batch_size=8, arrival_rate_per_s=0.5)
     assert all(r.batch_size in (1, 8) for r in one.results.values())
+
+
+# -- busy share: what an owned device's energy is paid on --------------------------------------
+
+CNN_PASS_S = [1.0e-3 + 0.1e-3 * b for b in range(8)]   # a pass of b frames: fixed + per frame
+
+
+def test_busy_share_counts_the_batches_the_load_forms_not_full_ones():
+    """At a light load a dynamic batcher forms batches of about one: the device is busy
+    about as long as serving one frame at a time, however large a full batch would be."""
+    light = simulate_policy("dynamic", CNN_PASS_S, CNN_PASS_S, arrival_rate_per_s=50.0,
+                            slo_s=0.05, slo_metric="latency", timeout_s=0.5e-3, seed=1,
+                            mean_tokens=1)
+    one_at_a_time = 50.0 * CNN_PASS_S[0]
+    assert light.mean_batch < 1.5
+    assert light.utilisation < 0.5 * light.busy_share          # full-batch capacity: flattering
+    assert light.busy_share == pytest.approx(
+        50.0 * ((2 - light.mean_batch) * CNN_PASS_S[0] + (light.mean_batch - 1)
+                * CNN_PASS_S[1] / 2), rel=1e-9)
+    assert light.busy_share <= one_at_a_time * 1.0001
+
+
+@given(rate=st.floats(1.0, 5000.0), policy=st.sampled_from(["none", "static", "dynamic"]))
+@settings(max_examples=30, deadline=None)
+def test_busy_share_is_a_share_and_never_below_the_full_batch_utilisation(rate, policy):
+    r = simulate_policy(policy, CNN_PASS_S, CNN_PASS_S, arrival_rate_per_s=rate, slo_s=1.0,
+                        slo_metric="latency", n_requests=400, seed=2, mean_tokens=1)
+    assert 0.0 < r.busy_share <= 1.0
+    assert r.busy_share >= min(1.0, r.utilisation) - 1e-12

@@ -16,6 +16,7 @@ from labkit.course.build import load_spec
 from labkit.labs import LABS
 from labkit.physics import edge
 from labkit.plans.design import DESIGN_MODE, VEHICLE_LAYOUTS, cameras_and_fps, vehicle_frame
+from labkit.plans.serving import track_capacity
 from labkit.tracks import BUILTIN_TRACKS, get_track
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +58,8 @@ def test_a_wrong_answer_fails(lab, track, part):
     ex = _spec(lab).EXERCISES[part](get_track(track))
     right = _run(lab, track, part)[ex.name]
     if isinstance(right, dict):  # break the served range (Lab 1) or the extra requirement
-        broken = {"rate_per_s": 1e9, "kv_bits": 8, "split": "raw", "layout": "cameras"}
+        broken = {"rate_per_s": 1e9, "kv_bits": 8, "split": "raw", "layout": "cameras",
+                  "weight_bits": 4}  # 4-bit weights break the fleet's quality floor
         wrong: object = {**right, **{k: v for k, v in broken.items() if k in right}}
     elif isinstance(right, int):
         wrong = right + 1
@@ -108,6 +110,61 @@ def test_ring_batching_question_needs_the_batch_table():
     ns = _run("lab1", "oura_ring", "C")
     table = ns["BATCH_MS"]
     assert 1 / t.demand_rate_per_s > t.slo_s  # the old question's answer was 1 by wait alone
-    b = max(k for k in range(2, len(table) + 1) if table[k - 1] < t.slo_s * 1e3)
-    assert ns["answer_C"] == pytest.approx((b - 1) / (t.slo_s - table[b - 1] / 1e3))
-    assert ns["answer_C"] > t.demand_rate_per_s
+    # The table stops at the batch memory holds (Part B's capacity), and the answer is a
+    # rate the ring sustains: at most b / T(b) for a batch whose oldest window meets the
+    # deadline at that rate (the old "lowest rate for a batch of two", 26 windows/s, was
+    # four times what the ring can process).
+    assert len(table) == min(16, track_capacity(t).max_sessions)
+    ok = [k / (table[k - 1] / 1e3) for k in range(1, len(table) + 1)
+          if (2 * k - 1) * table[k - 1] / k <= t.slo_s * 1e3]
+    assert ns["answer_C"] == pytest.approx(max(ok))
+    assert t.demand_rate_per_s < ns["answer_C"] <= max(k / (table[k - 1] / 1e3)
+                                                       for k in range(1, len(table) + 1))
+
+
+def test_lab1_a_never_quotes_a_capped_crossover_as_the_value():
+    """An answer whose crossover falls past the horizon is told so, not shown the horizon
+    (the capped value) as the day it crosses."""
+    with pytest.raises(AssertionError, match="does not cross within"):
+        _run("lab1", "cloud_fleet", "A", 1.0)
+
+
+def _visible_passes(ex, ns: dict[str, object]) -> bool:
+    try:
+        exec(ex.visible, ns)
+    except AssertionError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(("lab", "track", "part"), CASES)
+def test_the_visible_check_claims_only_the_form(lab, track, part, capsys):
+    """A wrong answer of the right form passes the visible self-check, which says that
+    correctness is checked at grading (it never reads as "correct"); the hidden test fails
+    it."""
+    ex = _spec(lab).EXERCISES[part](get_track(track))
+    right = _run(lab, track, part)[ex.name]
+    if isinstance(right, dict):
+        broken = {"rate_per_s": 1e9, "kv_bits": 8, "split": "raw", "layout": "cameras",
+                  "weight_bits": 4}
+        candidates: list[object] = [{**right, **{k: v for k, v in broken.items()
+                                                 if k in right}}]
+    elif isinstance(right, int):
+        candidates = [right + 1, right - 1, 2 * right, right // 2, 0]
+    else:
+        candidates = [right * 1.5]
+    for wrong in candidates:
+        ns: dict[str, object] = {k: getattr(grading, k) for k in dir(grading)
+                                 if k.startswith("expect_")}
+        exec(ex.data, ns)
+        ns[ex.name] = wrong
+        capsys.readouterr()
+        if _visible_passes(ex, ns):
+            break
+    else:
+        pytest.fail(f"no wrong answer of the right form passes {lab} {part} on {track}")
+    out = capsys.readouterr().out
+    assert "checked when your notebook is graded" in out, out
+    assert "correct!" not in out.lower()
+    with pytest.raises(AssertionError):
+        exec(ex.hidden, ns)

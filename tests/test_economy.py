@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from labkit.physics.economy import Crossover, cost_crossover, cost_per_token, crossover_day
 from labkit.physics.roofline import decode_roofline
-from labkit.plans.economy import track_crossover, track_economy
+from labkit.plans.economy import event_cost, track_crossover, track_economy
 from labkit.tracks import TRACKS
 
 TRACK_IDS = tuple(TRACKS)
@@ -186,7 +186,7 @@ def test_track_economy_record(tid):
     assert set(d) == {"track", "crossover", "phases", "capacity", "plan", "guardrails"}
     t = TRACKS[tid]
     assert d["track"]["id"] == tid and d["track"]["cost_unit"] == t.cost_unit
-    assert d["crossover"]["daily_cost"] == pytest.approx(t.cost_per_event * t.events_per_day)
+    assert d["crossover"]["daily_cost"] == pytest.approx(event_cost(t).total * t.events_per_day)
     assert d["capacity"]["max_sessions"] >= t.batch_size
     assert d["phases"]["binding_phase"] in ("prefill", "decode")
     assert len(d["guardrails"]["checks"]) == 4

@@ -28,7 +28,9 @@ TRACK_IDS = list(TRACKS)
 EXPECTED = {
     "cloud_fleet": {"A": "weeks", "B": "many", "C": "continuous", "D": "slo"},
     "iphone": {"A": "days", "B": "modest", "C": "none", "D": "memory"},
-    "oura_ring": {"A": "days", "B": "few", "C": "none", "D": "cost"},
+    # ring D: the naive FP32 pass + its MFCC front end (counted since issue #23, as in
+    # Lab 2) miss the 330 ms deadline before the energy budget is reached
+    "oura_ring": {"A": "days", "B": "few", "C": "none", "D": "slo"},
     "robotaxi": {"A": "never", "B": "many", "C": "dynamic", "D": "none"},
 }
 # Whether Part B's controls can push weights + one session past memory.

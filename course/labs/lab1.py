@@ -10,10 +10,14 @@ labkit and must not be handed to students.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 from nbformat import NotebookNode
 
+from labkit.core.format import fmt_count, fmt_num, fmt_pct, fmt_time
+from labkit.core.grids import context_options
+from labkit.core.units import GB, J_PER_MWH, J_PER_WH
 from labkit.course import cells as c
 from labkit.course.scaffold import (
     Exercise,
@@ -28,7 +32,9 @@ from labkit.labs.inference_economy.info import INFO
 from labkit.labs.parts import PARTS
 from labkit.physics.batching import sample_lengths, step_tables
 from labkit.physics.kvcache import kv_fraction_per_device
-from labkit.plans.serving import track_capacity
+from labkit.physics.roofline import decode_roofline
+from labkit.plans.economy import event_cost
+from labkit.plans.serving import serving_plan, track_capacity
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track, get_track
@@ -37,12 +43,15 @@ from labkit.tracks import Track, get_track
 # the widgets); `labkit course build` calls build_notebook for every track.
 
 # Exercise parameters shared by every track (the numbers they act on come from the track).
-TARGET_DAYS = 30
+TARGET_DAY_CHOICES = (1, 7, 30, 90, 365)  # Exercise A's crossover targets, days
 SAVING = 0.20
 SESSION_GROWTH = 1.5
-BATCH_LENGTHS = 8
+BATCH_LENGTHS = 8  # Exercise C's static batch (language models), at most
 MAX_STATIC_BATCH = 16
+SERVING_MODE = "achievable"  # the roofline Lab 1 sizes plans with (serving_plan's default)
+SECONDS_PER_HOUR = 3600.0
 POINTS = {"exercise": 2, "release": 3, "memo": 3}
+MEMO_WORDS = (150, 250)  # the memo's length, words
 
 
 def _fmt(x: float) -> str:
@@ -57,8 +66,9 @@ def _unit(t: Track) -> str:
 # -- notebook sections ------------------------------------------------------------------
 PREREQUISITES = (
     "Python and Jupyter basics: run a cell, assign a variable.",
-    "Arithmetic with units: bytes (1 GB = 1e9 bytes), seconds, joules (1 mWh = 3.6 J, "
-    "1 Wh = 3,600 J) and, for rented devices, USD per hour.",
+    f"Arithmetic with units: bytes (`1 GB = 1e{round(math.log10(GB))} bytes`), seconds, joules "
+    f"(`1 mWh = {J_PER_MWH:g} J`, `1 Wh = {J_PER_WH:,.0f} J`) and, for rented devices, USD "
+    "per hour.",
 )
 READING_LM = (
     "Course reading: the *Inference Economy* lab notes — one-time vs recurring cost, the "
@@ -91,49 +101,208 @@ def _header(t: Track, ids: c.CellIds, later: list[NotebookNode]) -> list[Noteboo
                         rows=[("Primary metric", t.primary_metric)])
 
 
+def demand_range(t: Track) -> tuple[float, float]:
+    """(lowest, highest) demand, events per second, Part A's demand control spans: down to a
+    tenth of the track's demand (or the least the product accepts), up to ten times it."""
+    d0 = t.demand_rate_per_s
+    return min(d0 / 10, t.min_demand_rate_per_s), d0 * 10
+
+
+def demand_servable(t: Track, rate_per_s: float) -> bool:
+    """Whether the track's default plan serves ``rate_per_s`` on the devices it may use
+    (owned devices cannot scale past ``max_replicas``)."""
+    plan = serving_plan(t, demand_rate_per_s=rate_per_s, with_baseline=False)
+    return plan.feasible and not plan.exceeds_max_replicas
+
+
+def break_even_demand(t: Track, days: float) -> float:
+    """Events per day at which recurring cost (after the saving) reaches the setup cost in
+    ``days``."""
+    return t.setup_cost / (days * event_cost(t).total * (1 - SAVING))
+
+
+def target_days(t: Track) -> int:
+    """Exercise A's target: of TARGET_DAY_CHOICES within the horizon, the one whose
+    break-even demand is a demand Part A shows and the deployment serves, closest to the
+    track's own demand."""
+    lo, hi = demand_range(t)
+    secs = t.active_hours_per_day * SECONDS_PER_HOUR
+    ok = [d for d in TARGET_DAY_CHOICES if d <= t.horizon_days
+          and lo <= break_even_demand(t, d) / secs <= hi
+          and demand_servable(t, break_even_demand(t, d) / secs)]
+    if not ok:
+        raise ValueError(f"track {t.id!r}: no crossover target gives a servable demand")
+    return min(ok, key=lambda d: abs(math.log(break_even_demand(t, d) / t.events_per_day)))
+
+
 def exercise_a(t: Track) -> Exercise:
     """Break-even demand: invert the crossover (labkit only goes from demand to days)."""
     unit = _unit(t)
     one, many = unit_noun(t)
+    days = target_days(t)
+    cost = event_cost(t)
+    parts = " + ".join(f"{p.name} {p.cost:.4g}" for p in cost.parts)
     statement = f"""
 The setup budget is a one-time amount; every {one} processed costs a little, every day. An
-optimisation (say, a better kernel) cuts the cost per {one} by {SAVING:.0%}. **At how many
-{many} per day would the cumulative recurring cost reach the setup budget in exactly
-{TARGET_DAYS} days?** Store it in `answer_A` ({many} per day). Use the numbers in the cell
-below, in {unit}.
+optimisation (say, a better kernel) cuts the cost per {one} by {fmt_pct(SAVING)}. **At how
+many {many} per day would the cumulative recurring cost reach the setup budget in exactly
+{fmt_count(days)} day{"" if days == 1 else "s"}?** Store it in `answer_A` ({many} per
+day). Use the numbers in the cell below, in {unit}: the cost per {one} is the sum of its
+named parts ({cost.basis}). (The target is chosen so the answer is a demand Part A's control
+reaches and this deployment can process.)
 """
     data = f"""
 # Part A numbers for this track (read-only)
 SETUP_COST = {_fmt(t.setup_cost)}  # {unit}, paid once
-COST_PER_EVENT = {_fmt(t.cost_per_event)}  # {unit} per {one}, before the optimisation
+COST_PER_EVENT = {_fmt(cost.total)}  # {unit} per {one}, before the optimisation
+# ... the sum of its parts ({cost.basis}): {parts}
 SAVING = {SAVING}  # fraction of the cost per {one} the optimisation removes
-TARGET_DAYS = {TARGET_DAYS}  # days until recurring cost equals the setup budget
+TARGET_DAYS = {days}  # days until recurring cost equals the setup budget
 """
     solution = "answer_A = SETUP_COST / (TARGET_DAYS * COST_PER_EVENT * (1 - SAVING))"
     hidden = f"""
 from labkit.physics.economy import cost_crossover
 from labkit.grading import expect_true
-_c = cost_crossover({_fmt(t.setup_cost)}, {_fmt(t.cost_per_event)}, answer_A,
-                    horizon_days=365, optimisation_saving={SAVING})
+_c = cost_crossover({_fmt(t.setup_cost)}, {_fmt(cost.total)}, answer_A,
+                    horizon_days={max(365, 2 * days)}, optimisation_saving={SAVING})
 expect_true(
-    _c.crossover_days is not None and abs(_c.crossover_days - {TARGET_DAYS}) <= 0.01 * {TARGET_DAYS},
+    _c.crossover_days is not None and abs(_c.crossover_days - {days}) <= 0.01 * {days},
     "A", "we fed your {many}/day into the crossover model with the {SAVING:.0%} saving",
-    f"it crosses after {{_c.crossover_days_capped:.1f}} days instead of {TARGET_DAYS}",
-    "daily cost = {many}/day x cost per {one} x (1 - saving); crossover = setup / daily")
+    (f"it crosses after {{_c.crossover_days:.1f}} days instead of {days}"
+     if _c.crossover_days is not None else
+     f"it does not cross within {{_c.horizon_days}} days (the target is {days})"),
+    "busy daily cost (device-time used) = {many}/day x cost per {one} x (1 - saving); crossover = setup / daily cost")
 """
     return Exercise(statement, data, "answer_A", solution,
                     'expect_number("answer_A", answer_A, "A")', hidden, POINTS["exercise"])
 
 
-def exercise_b(t: Track) -> Exercise:
-    """Memory wall: the largest state per session for a target number of sessions."""
+def _step_terms(t: Track, sessions: int) -> tuple[float, float]:
+    """(one decode step of ``sessions`` sequences at zero context, s; KV read time one
+    context token of one sequence adds to the step, s), one replica, Lab 1's roofline."""
+    kw = dict(tp=t.devices_per_replica, mode=SERVING_MODE)
+    r0 = decode_roofline(t.hardware_id, t.model_id, sessions, 0.0, t.weight_bits, t.kv_bits,
+                         **kw)
+    r1 = decode_roofline(t.hardware_id, t.model_id, sessions, 1.0, t.weight_bits, t.kv_bits,
+                         **kw)
+    return float(r0.step_s), float(r1.kv_step_s) / sessions
+
+
+# Part B's context control starts here (labkit.core.grids.context_options' default).
+MIN_CONTEXT = int(inspect.signature(context_options).parameters["min_context"].default)
+
+
+def session_target(t: Track) -> int:
+    """Exercise B's target (language models): SESSION_GROWTH x the sessions that fit today,
+    lowered until the answer -- the longest context that fits memory and the TPOT budget --
+    is one Part B's context control reaches (MIN_CONTEXT tokens or more)."""
+    target = max(2, math.ceil(track_capacity(t).max_sessions * SESSION_GROWTH))
+    while target > 1:
+        if longest_context(t, target)[0] >= MIN_CONTEXT:
+            return target
+        target -= 1
+    raise ValueError(f"track {t.id!r}: no session count meets the TPOT budget in Exercise B")
+
+
+def longest_context(t: Track, sessions: int) -> tuple[int, float, float]:
+    """(longest whole context per session that fits memory AND the TPOT budget, the memory
+    bound, the TPOT bound), tokens, for ``sessions`` sessions on one replica."""
+    hw, m = get_hardware(t.hardware_id), get_model(t.model_id)
     cap = track_capacity(t)
-    target = max(2, math.ceil(cap.max_sessions * SESSION_GROWTH))
+    frac = kv_fraction_per_device(m, t.devices_per_replica) * t.devices_per_replica
+    per_token = 2 * m.layers * m.kv_heads * m.d_head * t.kv_bits / 8 * frac
+    free = (t.devices_per_replica * hw.usable_memory_bytes * (1 - t.memory_reserve_fraction)
+            - cap.weight_bytes)
+    by_memory = free / (sessions * per_token)
+    step0, kv = _step_terms(t, sessions)
+    by_tpot = (t.slo_s - step0) / (sessions * kv)
+    return int(min(by_memory, by_tpot)), by_memory, by_tpot
+
+
+def in_flight_target(t: Track) -> tuple[int, float]:
+    """Exercise B's target (CNN tracks): the largest static batch (up to the table's
+    length) the device finishes within the deadline, and its time, s."""
+    table = batch_table_ms(t)
+    fits = [b for b in range(1, len(table) + 1) if table[b - 1] / 1e3 <= t.slo_s]
+    if not fits:
+        raise ValueError(f"track {t.id!r}: not even one input meets the deadline")
+    return max(fits), table[max(fits) - 1] / 1e3
+
+
+def _exercise_b_lm(t: Track, common: str) -> tuple[str, str, str]:
+    """(statement, data, solution) of the memory-and-TPOT wall."""
+    m = get_model(t.model_id)
+    target = session_target(t)
+    step0, kv = _step_terms(t, target)
+    frac = kv_fraction_per_device(m, t.devices_per_replica) * t.devices_per_replica
+    statement = f"""
+Product wants **{fmt_count(target)} concurrent conversations** (sessions) on one
+{t.replica_noun} at
+today's precision ({t.weight_bits}-bit weights, {t.kv_bits}-bit KV cache), every decode step
+of all {fmt_count(target)} within the TPOT budget ({fmt_time(t.slo_s)} per step, no prefill in
+it). **What is the longest context, in tokens, each session may hold so that all
+{fmt_count(target)} sessions fit beside the weights *and* one decode step of all of them
+meets the budget?** Store the largest whole number of tokens in `answer_B`. You need the KV
+bytes one token adds (every layer keeps K and V for each *KV* head — this model uses
+grouped-query attention), the memory left after the weights, and the step time (on the
+achievable roofline Lab 1 sizes plans with): it grows by one token's KV read per session
+per token of context.
+"""
+    data = common + f"""WEIGHT_BYTES = {_fmt(track_capacity(t).weight_bytes)}  # resident weights of one replica, bytes
+LAYERS = {m.layers}
+KV_HEADS = {m.kv_heads}  # grouped-query attention: {m.q_heads} query heads share {m.kv_heads} KV heads
+D_HEAD = {m.d_head}
+KV_BITS = {t.kv_bits}
+KV_COPIES = {_fmt(frac)}  # copies of each KV head across the replica (1 unless DEVICES > KV_HEADS)
+TPOT_BUDGET_S = {t.slo_s!r}  # one decode step of every session, s
+STEP_S_AT_ZERO_CONTEXT = {step0!r}  # one step of TARGET_SESSIONS sequences before any KV read, s
+KV_READ_S_PER_TOKEN = {kv!r}  # one context token of one session read in a step, s
+"""
+    solution = """kv_bytes_per_token = 2 * LAYERS * KV_HEADS * D_HEAD * KV_BITS / 8 * KV_COPIES
+free = DEVICES * USABLE_BYTES_PER_DEVICE * (1 - RESERVE) - WEIGHT_BYTES
+by_memory = free / (TARGET_SESSIONS * kv_bytes_per_token)
+by_tpot = (TPOT_BUDGET_S - STEP_S_AT_ZERO_CONTEXT) / (TARGET_SESSIONS * KV_READ_S_PER_TOKEN)
+answer_B = int(min(by_memory, by_tpot))"""
+    return statement, data, solution
+
+
+def _exercise_b_lm_hidden(t: Track, target: int) -> str:
+    cap = (f"state_capacity(\"{t.hardware_id}\", \"{t.model_id}\", weight_bits={t.weight_bits}, "
+           f"kv_bits={t.kv_bits}, devices_per_replica={t.devices_per_replica}, "
+           f"reserve_fraction={t.memory_reserve_fraction}, context_tokens={{x}})")
+    step = (f"float(decode_roofline(\"{t.hardware_id}\", \"{t.model_id}\", {target}, {{x}}, "
+            f"{t.weight_bits}, {t.kv_bits}, tp={t.devices_per_replica}, "
+            f"mode=\"{SERVING_MODE}\").step_s)")
+    return f"""
+from labkit.grading import expect_true
+from labkit.physics.memory import state_capacity
+from labkit.physics.roofline import decode_roofline
+_fits = {cap.format(x="answer_B")}.max_sessions
+_step = {step.format(x="answer_B")}
+_x = answer_B * 1.02 + 1
+_over = {cap.format(x="_x")}.max_sessions < {target} or {step.format(x="_x")} > {t.slo_s!r}
+expect_true(_fits >= {target} and _step <= {t.slo_s!r}, "B",
+            "we loaded {target} conversations of your context beside the weights and ran one decode step",
+            f"{{_fits}} fit and the step takes {{_step * 1e3:.1f}} ms: your context is too long",
+            "memory bound = free / (sessions x KV bytes per token); TPOT bound = (budget - step at zero context) / (sessions x KV read per token)")
+expect_true(_over, "B", "we checked your answer is the longest that fits",
+            "2% more would still fit memory and the budget: your context is too short",
+            "take the smaller of the memory and the TPOT bound")
+"""
+
+
+def exercise_b(t: Track) -> Exercise:
+    """Memory wall: the largest state per session for a target number of sessions (and,
+    for a language model, the TPOT budget of one step of them all)."""
     hw, m = get_hardware(t.hardware_id), get_model(t.model_id)
     one, many = unit_noun(t)
-    held = ("TARGET_SESSIONS", "concurrent conversations product wants to hold",
-            "devices in one replica") if m.is_transformer else (
-        "TARGET_IN_FLIGHT", f"{many} in flight at once", "devices running the model")
+    if m.is_transformer:
+        target = session_target(t)
+        held = ("TARGET_SESSIONS", "concurrent conversations product wants to hold",
+                "devices in one replica")
+    else:
+        target, batch_s = in_flight_target(t)
+        held = ("TARGET_IN_FLIGHT", f"{many} in flight at once", "devices running the model")
     common = f"""
 # Part B numbers for this track (read-only)
 {held[0]} = {target}  # {held[1]}
@@ -142,77 +311,63 @@ USABLE_BYTES_PER_DEVICE = {_fmt(hw.usable_memory_bytes)}  # bytes a model may us
 RESERVE = {t.memory_reserve_fraction}  # fraction of that memory kept free (fragmentation, runtime)
 """
     if m.is_transformer:
-        frac = kv_fraction_per_device(m, t.devices_per_replica) * t.devices_per_replica
-        statement = f"""
-Product wants **{target} concurrent conversations** (sessions) on one replica at today's precision
-({t.weight_bits}-bit weights, {t.kv_bits}-bit KV cache). **What is the longest context, in
-tokens, each session may hold so that all {target} sessions fit beside the weights?** Store
-the largest whole number of tokens in `answer_B`. You need the KV bytes one token adds
-(every layer keeps K and V for each *KV* head — this model uses grouped-query attention),
-the memory left after the weights, and the number of sessions.
+        statement, data, solution = _exercise_b_lm(t, common)
+        hidden = _exercise_b_lm_hidden(t, target)
+        return Exercise(statement, data, "answer_B", solution,
+                        'expect_number("answer_B", answer_B, "B")', hidden, POINTS["exercise"])
+    cap = track_capacity(t)
+    where = (f" (weights execute from flash; every {one} in flight needs its input buffer "
+             "and activations in SRAM)" if cap.weight_location == "flash" else
+             f" (every {one} in flight needs its input buffer and activations in memory "
+             "beside the weights)")
+    longest = len(batch_table_ms(t))
+    more = (f"; a batch of {fmt_count(target + 1)} would not" if target < longest else "")
+    statement = f"""
+The device finishes a static batch of **{fmt_count(target)} {many}** within the
+{fmt_time(t.slo_s)} deadline (in {fmt_time(batch_s)}){more}, so product wants room for
+{fmt_count(target)} {many} in flight at once{where}. **What is the largest state per {one},
+in bytes, so that all {fmt_count(target)} fit?** Store the largest whole number of bytes in
+`answer_B`.
 """
-        data = common + f"""WEIGHT_BYTES = {_fmt(cap.weight_bytes)}  # resident weights of one replica, bytes
-LAYERS = {m.layers}
-KV_HEADS = {m.kv_heads}  # grouped-query attention: {m.q_heads} query heads share {m.kv_heads} KV heads
-D_HEAD = {m.d_head}
-KV_BITS = {t.kv_bits}
-KV_COPIES = {_fmt(frac)}  # copies of each KV head across the replica (1 unless DEVICES > KV_HEADS)
-"""
-        solution = """kv_bytes_per_token = 2 * LAYERS * KV_HEADS * D_HEAD * KV_BITS / 8 * KV_COPIES
-free = DEVICES * USABLE_BYTES_PER_DEVICE * (1 - RESERVE) - WEIGHT_BYTES
-answer_B = int(free // (TARGET_SESSIONS * kv_bytes_per_token))"""
-        probe = "context_tokens={x}"
-        what = "tokens per session"
-    else:
-        where = (f" (weights execute from flash; every {one} in flight needs its input buffer "
-                 "and activations in SRAM)" if cap.weight_location == "flash" else
-                 f" (every {one} in flight needs its input buffer and activations in memory "
-                 "beside the weights)")
-        statement = f"""
-Product wants **{target} {many} in flight** at once{where}. **What is the largest
-state per {one}, in bytes, so that all {target} fit?** Store the largest whole number of
-bytes in `answer_B`.
-"""
-        data = common + ("WEIGHTS_IN_FLASH = True  # weights do not use SRAM on this device\n"
-                         if cap.weight_location == "flash" else
-                         f"WEIGHT_BYTES = {_fmt(cap.weight_bytes)}  # resident weights, bytes\n")
-        if cap.weight_location == "flash":
-            solution = ("free = DEVICES * USABLE_BYTES_PER_DEVICE * (1 - RESERVE)\n"
-                        "answer_B = int(free // TARGET_IN_FLIGHT)")
-        else:
-            solution = ("free = DEVICES * USABLE_BYTES_PER_DEVICE * (1 - RESERVE) - WEIGHT_BYTES\n"
-                        "answer_B = int(free // TARGET_IN_FLIGHT)")
-        probe = "state_bytes_per_request={x}"
-        what = f"bytes per {one}"
-    held_noun = "conversations" if m.is_transformer else f"{many} in flight"
-    hint = ("KV bytes per token use the KV heads, not the query heads" if m.is_transformer
-            else f"every {one} in flight holds the same state; use all the free memory")
+    data = common + ("WEIGHTS_IN_FLASH = True  # weights do not use SRAM on this device\n"
+                     if cap.weight_location == "flash" else
+                     f"WEIGHT_BYTES = {_fmt(cap.weight_bytes)}  # resident weights, bytes\n")
+    weights = "" if cap.weight_location == "flash" else " - WEIGHT_BYTES"
+    solution = (f"free = DEVICES * USABLE_BYTES_PER_DEVICE * (1 - RESERVE){weights}\n"
+                "answer_B = int(free // TARGET_IN_FLIGHT)")
     call = (f"state_capacity(\"{t.hardware_id}\", \"{t.model_id}\", weight_bits={t.weight_bits}, "
             f"kv_bits={t.kv_bits}, devices_per_replica={t.devices_per_replica}, "
-            f"reserve_fraction={t.memory_reserve_fraction}, {probe})")
+            f"reserve_fraction={t.memory_reserve_fraction}, state_bytes_per_request={{x}})")
     hidden = f"""
 from labkit.grading import expect_true
 from labkit.physics.memory import state_capacity
 _fits = {call.format(x="answer_B")}.max_sessions
 _over = {call.format(x="answer_B * 1.02 + 1")}.max_sessions
-expect_true(_fits >= {target}, "B", "we loaded {target} {held_noun} of your size beside the weights",
-            f"only {{_fits}} fit: your {what} is too large",
-            "free memory = devices x usable x (1 - reserve) - weights; divide by the {held_noun}")
+expect_true(_fits >= {target}, "B", "we loaded {target} {many} in flight of your size beside the weights",
+            f"only {{_fits}} fit: your bytes per {one} is too large",
+            "free memory = devices x usable x (1 - reserve) - weights; divide by the {many} in flight")
 expect_true(_over < {target}, "B", "we checked your answer is the largest that fits",
-            "2% more would still fit {target}: your {what} is too small",
-            "{hint}")
+            "2% more would still fit {target}: your bytes per {one} is too small",
+            "every {one} in flight holds the same state; use all the free memory")
 """
     return Exercise(statement, data, "answer_B", solution,
-                    'expect_number("answer_B", answer_B, "B")', hidden, POINTS["exercise"])
+                    'expect_number("answer_B", answer_B, "B")', hidden, POINTS["exercise"],
+                    values=(target + 1, batch_s))
 
 
-def batch_table_ms(t: Track) -> list[float]:
-    """Time to process a static batch of b = 1..MAX_STATIC_BATCH inputs, ms (rounded as the
-    notebook prints it)."""
-    step, _ = step_tables(t.hardware_id, t.model_id, MAX_STATIC_BATCH,
+def batch_table_ms(t: Track, largest: int = MAX_STATIC_BATCH) -> list[float]:
+    """Time to process a static batch of b = 1..largest inputs, ms (rounded as the notebook
+    prints it)."""
+    step, _ = step_tables(t.hardware_id, t.model_id, largest,
                           weight_bits=t.weight_bits, kv_bits=t.kv_bits,
                           window_bytes=t.window_bytes)
     return [round(float(x) * 1e3, 4) for x in step]
+
+
+def static_batch_limit(t: Track) -> int:
+    """The largest static batch Exercise C offers: MAX_STATIC_BATCH, or fewer when memory
+    holds fewer inputs at once (Part B's capacity)."""
+    return max(1, min(MAX_STATIC_BATCH, track_capacity(t).max_sessions))
 
 
 def largest_static_batch(t: Track, table: list[float]) -> int:
@@ -223,38 +378,44 @@ def largest_static_batch(t: Track, table: list[float]) -> int:
     return max(fits) if fits else 0
 
 
-def batchable_rate(t: Track, table: list[float]) -> tuple[int, float]:
-    """(b, lowest arrival rate per s at which a static batch of b meets the deadline): b is
-    the largest batch whose processing alone fits it, rate = (b - 1) / (deadline - T(b))."""
-    fits = [b for b in range(2, len(table) + 1) if table[b - 1] / 1e3 < t.slo_s]
-    if not fits:
+def sustainable_rate(t: Track, table: list[float]) -> tuple[int, float]:
+    """(b, highest arrival rate per s some static batch b of the table sustains while its
+    oldest input meets the deadline). A batch of b keeps up up to b / T(b); at that rate
+    the oldest waits (b - 1) T(b) / b, so it qualifies when (2b - 1) T(b) / b <= deadline.
+    (0, 0.0) when no batch does."""
+    ok = [(b / (table[b - 1] / 1e3), b) for b in range(1, len(table) + 1)
+          if (2 * b - 1) * table[b - 1] / 1e3 / b <= t.slo_s]
+    if not ok:
         return 0, 0.0
-    b = max(fits)
-    return b, (b - 1) / (t.slo_s - table[b - 1] / 1e3)
+    rate, b = max(ok)
+    return b, rate
 
 
 def _exercise_c_cnn(t: Track) -> tuple[str, str, str, str, str]:
     """Static batching under a deadline. When the wait for a second input alone exceeds the
-    deadline (the answer would be 1 whatever the device), the question is turned round:
-    how fast would inputs have to arrive for batching to meet the deadline?"""
-    table = batch_table_ms(t)
+    deadline (the answer would be 1 whatever the device), the question is turned round: how
+    fast may inputs arrive before no static batch both keeps up and meets the deadline?"""
+    largest = static_batch_limit(t)
+    table = batch_table_ms(t, largest)
     rate = t.demand_rate_per_s
     one, many = unit_noun(t)
     expected = largest_static_batch(t, table)
-    deadline = f"{t.slo_s * 1e3:g} ms deadline"
+    deadline = f"{fmt_time(t.slo_s)} deadline"
+    memory = ("" if largest == MAX_STATIC_BATCH else
+              f": memory holds at most {fmt_count(largest)} {many} at once")
     data = f"""
 # Part C numbers for this track (read-only)
 ARRIVALS_PER_S = {rate!r}  # {many} per second
 DEADLINE_MS = {t.slo_s * 1e3!r}
 BATCH_MS = {table}  # BATCH_MS[b - 1] = time to process a batch of b {many}, ms
 """
-    if expected >= 2 or 1 / rate + table[1] / 1e3 <= t.slo_s:
+    if expected >= 2 or (len(table) > 1 and 1 / rate + table[1] / 1e3 <= t.slo_s):
         statement = f"""
-{many.capitalize()} arrive at {rate:g} per second. A **static** batch of `b` {many} starts
-only when the `b`-th has arrived, so the oldest one first waits `(b - 1) / rate` seconds,
-then the whole batch takes the time in the table. **What is the largest `b` (1 to
-{MAX_STATIC_BATCH}) whose oldest {one} still meets the {deadline}?** Store it in `answer_C`
-(0 if none does).
+{many.capitalize()} arrive at {fmt_num(rate)} per second. A **static** batch of `b` {many}
+starts only when the `b`-th has arrived, so the oldest one first waits `(b - 1) / rate`
+seconds, then the whole batch takes the time in the table. **What is the largest `b` (one of
+the table's batches{memory}) whose oldest {one} still meets the {deadline}?** Store it in
+`answer_C` (`0` if none does).
 """
         solution = ("answer_C = max([b for b in range(1, len(BATCH_MS) + 1)\n"
                     "                if (b - 1) / ARRIVALS_PER_S * 1e3 + BATCH_MS[b - 1] "
@@ -265,45 +426,64 @@ expect_true(answer_C == {expected}, "C", "we checked the largest batch that meet
             f"you gave {{answer_C!r}}",
             "oldest input latency = (b - 1) / arrival rate + batch time; compare with the deadline")
 """
-        visible = f'expect_choice("answer_C", answer_C, range(0, {MAX_STATIC_BATCH + 1}), "C")'
+        visible = f'expect_choice("answer_C", answer_C, range(0, {largest + 1}), "C")'
         return statement, data, solution, hidden, visible
-    b, need = batchable_rate(t, table)
+    b, top = sustainable_rate(t, table)
     statement = f"""
-{many.capitalize()} arrive at {rate:g} per second, so a **static** batch of two would make
-the first {one} wait {1 / rate:g} s for the second — longer than the {deadline} by
-itself: at this rate the device must process each {one} alone. A batch of `b` {many} starts
-when the `b`-th has arrived (the oldest waits `(b - 1) / rate`) and then takes the time in
-the table. Take the largest `b` whose processing alone fits the deadline. **What is the
-lowest arrival rate ({many} per second) at which a static batch of that `b` would meet
-the deadline?** Store it in `answer_C` (0 if no batch of two or more fits at all).
+{many.capitalize()} arrive at {fmt_num(rate)} per second, so a **static** batch of two would
+make the first {one} wait {fmt_time(1 / rate)} for the second — longer than the {deadline}
+by itself: at this rate the device processes each {one} alone, and is idle most of the time.
+How much faster could {many} arrive? A batch of `b` {many} (one of the table's
+batches{memory}) keeps up with arrivals only up to `b / T(b)` per second; at a rate `r` its
+oldest {one} waits `(b - 1) / r`, then the batch takes `T(b)` from the table. **What is the
+highest arrival rate ({many} per second) at which some static batch both keeps up and
+meets the deadline?** Store it in `answer_C` (`0` if none does).
 """
-    solution = """fits = [b for b in range(2, len(BATCH_MS) + 1) if BATCH_MS[b - 1] < DEADLINE_MS]
-b = max(fits, default=0)
-answer_C = (b - 1) / ((DEADLINE_MS - BATCH_MS[b - 1]) / 1e3) if b else 0.0"""
+    solution = """rates = [b / (BATCH_MS[b - 1] / 1e3) for b in range(1, len(BATCH_MS) + 1)
+         if (b - 1) * BATCH_MS[b - 1] / b + BATCH_MS[b - 1] <= DEADLINE_MS]
+answer_C = max(rates, default=0.0)"""
     hidden = f"""
 from labkit.grading import expect_close
-expect_close("answer_C", answer_C, {need!r}, "C", rel=0.01,
-             revisit="(b - 1) / rate + batch time = deadline, with b = {b}; solve for the rate")
+expect_close("answer_C", answer_C, {top!r}, "C", rel=0.01,
+             revisit="a batch of b keeps up to b / T(b); at that rate the oldest waits (b - 1) T(b) / b, then T(b): compare with the deadline (here b = {b})")
 """
     visible = 'expect_number("answer_C", answer_C, "C", positive=False)'
     return statement, data, solution, hidden, visible
 
 
+def padding_batch(t: Track) -> list[int]:
+    """Exercise C's output lengths (language models): the largest static batch, up to
+    BATCH_LENGTHS, whose sequences fit memory at the longest one's context and whose decode
+    step meets the TPOT budget there."""
+    for n in range(BATCH_LENGTHS, 1, -1):
+        lengths = [int(x) for x in sample_lengths(t.output_tokens, t.output_tokens_cv, n=n,
+                                                  seed=7)]
+        ctx = float(t.prompt_tokens or 0) + max(lengths)
+        fits = track_capacity(t, context_tokens=ctx).max_sessions >= n
+        step = float(decode_roofline(t.hardware_id, t.model_id, n, ctx, t.weight_bits,
+                                     t.kv_bits, tp=t.devices_per_replica,
+                                     mode=SERVING_MODE).step_s)
+        if fits and step <= t.slo_s:
+            return lengths
+    raise ValueError(f"track {t.id!r}: no static batch of two fits Exercise C")
+
+
 def exercise_c(t: Track) -> Exercise:
     """Variance: padding waste (token streams) or batch-formation wait (sensor frames)."""
     if t.is_transformer:
-        lengths = [int(x) for x in sample_lengths(t.output_tokens, t.output_tokens_cv,
-                                                  n=BATCH_LENGTHS, seed=7)]
+        lengths = padding_batch(t)
+        n = len(lengths)
         expected = 1 - sum(lengths) / (len(lengths) * max(lengths))
         statement = f"""
 A **static** batch holds every slot until its longest request finishes; shorter requests
-leave their slots idle (padding). For the {BATCH_LENGTHS} output lengths below, drawn from this
-track's request mix, **what fraction of the batch's decode slot-steps is padding?** Store a
-number between 0 and 1 in `answer_C`.
+leave their slots idle (padding). For the {fmt_count(n)} output lengths below, drawn from
+this track's request mix (a batch that fits memory and the TPOT budget), **what fraction of
+the batch's decode slot-steps is padding?** Store a number between zero and one in
+`answer_C`.
 """
         data = f"""
 # Part C numbers for this track (read-only)
-OUTPUT_TOKENS = {lengths}  # output tokens of the {BATCH_LENGTHS} requests in one static batch
+OUTPUT_TOKENS = {lengths}  # output tokens of the {n} requests in one static batch
 """
         solution = ("answer_C = 1 - sum(OUTPUT_TOKENS) / (len(OUTPUT_TOKENS) * "
                     "max(OUTPUT_TOKENS))")
@@ -328,8 +508,9 @@ def exercise_d(t: Track) -> Exercise:
     """Release choice: a plan that passes every guardrail, checked with labkit."""
     one, many = unit_noun(t)
     lo, hi = t.min_demand_rate_per_s, t.demand_rate_per_s
-    rate = (f"exactly {hi:g} {many} per second: every {one} must be processed" if lo == hi
-            else f"{many} per second, at least {lo:g} and at most {hi:g}")
+    rate = (f"exactly {fmt_num(hi)} {many} per second: every {one} must be processed"
+            if lo == hi else f"{many} per second, at least {fmt_num(lo)} and at most "
+            f"{fmt_num(hi)}")
     if t.is_transformer:
         knobs = "weight and KV precision (bits), the scheduling policy, devices per replica"
         limits = "memory, SLO, quality and cost"
@@ -422,7 +603,7 @@ your design-ledger entry for Lab 2.
     memo = f"""
 ### Memo to {t.stakeholder.name} (manually graded, {POINTS["memo"]} points)
 
-In 150–250 words, recommend your release for the {t.label} track. Name the binding
+In {MEMO_WORDS[0]}–{MEMO_WORDS[1]} words, recommend your release for the {t.label} track. Name the binding
 guardrail and the number that shows it, say which knob you would turn first if demand
 doubled, and state one assumption in this lab you would measure before launch.
 

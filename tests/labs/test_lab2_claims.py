@@ -58,18 +58,21 @@ def test_part_a_lm_sentences_follow_the_roofline(lab, track):
         where = (track, point)
         # the readout's time per token and the regime
         assert paper_ms(pt.per_token_s) in part.readout.value and r["regime"] == pt.regime
-        # the regime-rules row, and what that row claims about the terms
+        # the regime-rules row is the predicate on the step's own per-token terms (in
+        # units of compute, this mode), and it names only levers this track can move
         b_star = rf.critical_batch(hw, part.model, wb, mode=mode)
         l_star = rf.balance_context(hw, part.model, kb, mode=mode)
-        key = rf.regime_rule(b, s, b_star, l_star)
+        w, k = pt.weight_s / pt.compute_s, pt.kv_s / pt.compute_s
+        key = ("extreme" if k >= rf.EXTREME_CONTEXT else "long" if k >= 1
+               else "weights" if w > 1 else "serve")
         assert r["regime_rule"] == key, where
-        rule = next(x for x in rf.REGIME_RULES if x.key == key)
-        marked = part.details.value.split("◀ your settings")[0].rsplit("<tr>", 1)[-1]
-        assert rule.regime in html.unescape(marked), where
-        if mode == "peak":
-            w, k = pt.weight_s / pt.compute_s, pt.kv_s / pt.compute_s
-            assert {"weights": w > 1 and k < 1, "serve": w <= 1 and k < 1, "long": 1 <= k < 10,
-                    "extreme": k >= 10}[key], (where, w, k)
+        if mode == "peak" and tp == 1:  # the paper's reading, B*/B and S/L*, agrees
+            assert key == rf.regime_rule(b, s, b_star, l_star), where
+        marked = html.unescape(
+            part.details.value.split("◀ your settings")[0].rsplit("<tr>", 1)[-1])
+        assert {"weights": "weight fetch per token > compute", "serve": "weight fetch ≤ compute",
+                "long": "compute ≤ KV read", "extreme": "KV read ≥"}[key] in marked, where
+        _assert_levers_are_moves(part, marked, b, s, wb, kb, hw, tp)
         # stall / boundary / floor / knee sentences
         saving = float(rf.doubling_saving(hw, part.model, b, s, wb, kb, tp, mode))
         stall, boundary = part.callouts["stall"], part.callouts["boundary"]
@@ -88,10 +91,44 @@ def test_part_a_lm_sentences_follow_the_roofline(lab, track):
         sb = rf.serving_batch(hw, part.model, wb, mode=mode)
         at = rf.decode_roofline(hw, part.model, sb, s, wb, kb, tp=tp, mode=mode)
         assert r["per_token_at_serving_s"] == pytest.approx(at.per_token_s, rel=1e-9)
-        assert f"Per token that is {paper_ms(at.per_token_s)}" in part.details.value
+        fits = r["device"] == "paper" or not rf.memory_budget(hw, part.model, s, sb, wb, kb,
+                                                             tp=tp).over_budget
+        if not fits:  # feasibility first: no time quoted at a batch that does not fit
+            assert "It does not fit memory at" in part.details.value, where
+            assert "Per token (step ÷ B) that is" not in part.details.value, where
+            continue
+        assert f"Per token (step ÷ B) that is {paper_ms(at.per_token_s)}" in part.details.value
         if tr.slo_kind == "tpot":
             verdict = "within" if at.step_s <= tr.slo_s else "over"
             assert f"{verdict} the" in part.details.value.split("One step at 2B*")[1], where
+
+
+def _assert_levers_are_moves(part, marked, b, s, wb, kb, hw, tp):
+    """Each lever the marked regime row names is a move this track can make here."""
+    from labkit.plans.design import DESIGN_KEYS, scenario
+
+    axes = DESIGN_KEYS[scenario(part.track)]
+    opts = [v for _, v in part.controls["batch"].options]
+    if "a larger batch (Batch)" in marked:
+        assert r_fits_any(part, hw, s, [o for o in opts if o > b], wb, kb, tp) \
+            or part.results["device"] == "paper"
+    if "a smaller batch (Batch)" in marked:  # only where batching has stopped paying
+        assert b > 1 and (part.results["stalled"] or part.results["over_memory"])
+    if "a larger batch (Batch)" in marked:  # never beside "batching has stalled"
+        assert not part.results["stalled"]
+    if "B near 2B* (Batch)" in marked:
+        assert part.results["serving_batch_fits"]
+    if "lower KV-cache precision" in marked:
+        assert any(v < kb for _, v in part.controls["kv_bits"].options)
+    for word, axis in (("(CP, Part C)", "cp"), ("(DP, Part C)", "dp"),
+                       ("(Context, Part D)", "context_tokens")):
+        if word in marked:
+            assert axis in axes, (word, part.track.id)
+
+
+def r_fits_any(part, hw, s, batches, wb, kb, tp):
+    return any(not rf.memory_budget(hw, part.model, s, x, wb, kb, tp=tp).over_budget
+               for x in batches)
 
 
 def _cost(part) -> tuple[float, ...]:

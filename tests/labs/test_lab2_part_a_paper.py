@@ -44,10 +44,9 @@ def test_the_paper_per_token_figures_appear_on_screen(part, context, batch, show
     c["context"].value = context
     c["batch"].value = batch
     readout = part.readout.value
-    assert _card(readout, "time per token").startswith(shown)
-    assert _card(readout, "B* (critical batch)").startswith("31.25")
-    assert _card(readout, "L* (balance context)").startswith("13,369 tokens 16-bit KV; 13.4 "
-                                                             "thousand")
+    assert _card(readout, "per token (step ÷ B)").startswith(shown)
+    assert _card(readout, "B* (peak)").startswith("31.25 critical batch")  # the mode shown
+    assert _card(readout, "L* (peak)").startswith("13,369 tokens 16-bit KV; 13.4 thousand")
     pair = _card(readout, "paper §5.1: B = 1 → 256")
     if context == 8192:
         assert pair.startswith("562 ms → 29.7 ms time per token cut 19x")
@@ -77,8 +76,8 @@ def test_the_regime_row_kv_share_and_serving_batch_at_the_papers_points(part):
     c["context"].value, c["batch"].value = 8192, 16
     details = _text(part.details.value)
     assert part.results["regime_rule"] == "weights"
-    row = details[details.index("short context (S < L*), B < B*"):]
-    assert row.index("◀ your settings") < row.index("short context (S < L*), B ≥ B*")
+    row = details[details.index("weight fetch per token > compute"):]
+    assert row.index("◀ your settings") < row.index("weight fetch ≤ compute")
     # 2B* = 62.5 on the PE: per-token time there against B* = 31.25, paper rounding
     r = part.results
     assert r["serving_batch"] == pytest.approx(62.5)

@@ -23,6 +23,7 @@ LABS = ROOT / "src" / "labkit" / "labs"
 TAG = re.compile(r"<[^<>]*>")
 TEX = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)", re.S)
 NUMBER = re.compile(r"(?<![\w.*^])\d[\d,]*(?:\.\d+)?(?![\w*])")
+TEX_COMMAND = re.compile(r"\\(?:frac|text|cdot|times|mathrm|left|right|qquad|sum|max|min)\b")
 CSS = re.compile(r"^(?:[a-z-]+\s*:\s*[^;:]+;?\s*)+$")   # an inline style, not a sentence
 SMALL_IN_FORMULA = re.compile(r"^\d$")
 OPERATORS = set("+-−×*/=<>()^·→")
@@ -80,10 +81,14 @@ def typed_numbers(text: str) -> list[str]:
     if " " not in text or not re.search(r"[A-Za-z]{3}", TAG.sub(" ", text)):
         return []   # an id, a key, a unit or a CSS value: not a sentence
     plain = TAG.sub(" ", text)
-    for tex in TEX.findall(plain):
+    # TeX: a whole math block, or a piece of one (a string with a TeX command whose $$ are
+    # in another literal); its one-digit constants are the formula's own
+    for tex in TEX.findall(plain) + ([plain] if TEX_COMMAND.search(TEX.sub(" ", plain)) else []):
         if any(len(n) > 1 for n in NUMBER.findall(tex.replace("\\,", ""))):
             return [tex]
     plain = TEX.sub(" ", plain)
+    if TEX_COMMAND.search(plain):
+        return []
     for pattern in ALLOWED:
         plain = pattern.sub(" ", plain)
     return [m.group() for m in NUMBER.finditer(plain) if not _formula_constant(plain, m)]
@@ -99,6 +104,8 @@ def test_the_reader_catches_typed_numbers_and_spares_the_rest():
     assert typed_numbers("margin:8px 0;padding:8px 12px;border-left:4px solid #7d3c98") == []
     assert typed_numbers("the knee: $B = 2N/\\mathrm{AI}$ in tokens") == []
     assert typed_numbers("a day: $86400 \\cdot E$ joules") == ["$86400 \\cdot E$"]
+    assert typed_numbers("\\frac{AI b}{2} = \\frac{x}{2}$$ and so on") == []
+    assert typed_numbers("E_{day} = n \\cdot E / 3.6 per day") != []
 
 
 def test_no_number_is_typed_into_a_lab_sentence():

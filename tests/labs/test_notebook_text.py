@@ -115,3 +115,24 @@ def test_points_in_the_header_are_the_graded_cells_points(lab, track):
     assert "**Reading.**" in intro and "**Before you start.**" in intro
     if lab == "lab2":
         assert "Lab 1 on this track" in intro and "Roofline" in intro
+
+
+@pytest.mark.parametrize("track", [t.id for t in BUILTIN_TRACKS if t.is_transformer])
+def test_glossary_keeps_the_one_definition_of_each_quantity(track):
+    """TPOT is a request's mean time per output token after the first (a single gap between
+    two tokens is an inter-token gap); B* and L* name their roofline mode; the same words
+    as the deployment model's glossary (labkit.plans.deployment)."""
+    t = get_track(track)
+    defs = {term.term: term.define(t) for term in GLOSSARY}
+    assert "(end-to-end time − TTFT) / (L − 1)" in defs["TPOT"]
+    assert "after the first" in defs["TPOT"] and "inter-token gap" in defs["TPOT"]
+    assert "peak roofline" in defs["B*"] and "peak roofline" in defs["L*"]
+    order = [term.term for term in GLOSSARY]
+    assert order.index("TTFT") < order.index("TPOT")  # a definition uses only earlier terms
+
+
+def test_the_self_check_text_claims_only_the_form_of_an_answer():
+    from labkit.course.scaffold import HOW_IT_WORKS
+
+    assert "self-check before you submit" not in HOW_IT_WORKS
+    assert "checks only the form of your answer" in " ".join(HOW_IT_WORKS.split())

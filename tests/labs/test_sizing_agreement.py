@@ -14,6 +14,7 @@ import re
 import pytest
 
 from labkit.core.answers import AnswerStore
+from labkit.core.format import fmt_pct
 from labkit.labs.accelerators import Lab as Lab2
 from labkit.labs.inference_economy import Lab as Lab1
 from labkit.plans.serving import serving_plan
@@ -96,7 +97,10 @@ def test_a_grid_of_demands_and_precisions_agrees(parts, track):
             assert b.results["served_devices"] >= b.results["total_devices"]
             assert b.results["prefill_share"] == pytest.approx(
                 same.replica_capacity_requests_per_s * b.results["prefill_s"])
-            assert f"{b.results['prefill_share']:.0%}" in b.callouts["served"].detail
+            assert fmt_pct(b.results["prefill_share"], sig=2) in b.callouts["served"].detail
+            # one fleet size: the card reads the served count (prefill and the cap included)
+            assert _card(b, "fleet") == f"{same.total_devices:,} devices"
+            assert b.results["fleet_devices"] == same.total_devices
 
 
 def test_the_served_bar_moves_with_the_users(parts):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from nbformat import NotebookNode
 
-from labkit.core.format import fmt_count, format_bytes
+from labkit.core.format import fmt_count, fmt_num, fmt_time, format_bytes
 from labkit.course import cells as c
 from labkit.labs.info import LabInfo
 from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
@@ -39,6 +39,9 @@ class Exercise:
     visible: str
     hidden: str
     points: int
+    values: tuple[float, ...] = ()
+    """Computed values the statement quotes that its data cell does not hold (the notebook
+    number check reads them)."""
 
 
 def commit_cell(widget: str, button: str) -> str:
@@ -95,8 +98,10 @@ HOW_IT_WORKS = """**How each part works.** *Predict* with the widget first — y
 when you commit it (you may revise later; both answers are kept). Then *explore*: every slider
 and menu drives the charts live. The *reveal* compares your prediction with the computed
 answer, the *math peek* shows the formulas with your current numbers, and a *checkpoint*
-question closes the part. Exercises marked **graded** are checked by the autograder; the cells
-after them let you self-check before you submit. Run the cells in order (*Run → Run All
+question closes the part. Exercises marked **graded** are checked by the autograder; the cell
+after each one checks only the form of your answer (a finite number, one of the allowed
+choices, the keys of a dict) and says so: whether it is right is checked when your notebook
+is graded. Run the cells in order (*Run → Run All
 Cells* works too). Your predictions are saved in `labkit_answers.json` next to this notebook:
 keep it with your submission."""
 
@@ -128,7 +133,7 @@ def unit_noun(t: Track) -> tuple[str, str]:
 
 def slo_text(t: Track) -> str:
     """The track's latency target in words: ``p99 time per output token <= 50 ms``."""
-    ms = f"{t.slo_s * 1e3:g} ms"
+    ms = fmt_time(t.slo_s)
     if t.slo_kind == "tpot":
         return f"{quantile_text(t)} time per output token ≤ {ms}"
     one = unit_noun(t)[0]
@@ -149,35 +154,51 @@ def _def_slo(t: Track) -> str:
 
 def _def_p99(t: Track) -> str:
     one, many = unit_noun(t)
-    return (f"the 99th percentile: 99 in every 100 {many} are at least this fast, the slowest "
-            f"1% may be slower. A single {one} at p99 latency is not rare at scale: it "
-            "happens once in a hundred.")
+    return (f"the 99th percentile: all but the slowest one in a hundred {many} are at least "
+            f"this fast. A single {one} at p99 latency is not rare at scale: it happens once "
+            "in a hundred.")
 
 
 def _def_tpot(t: Track) -> str:
-    return ("time per output token: the time of one decode step, i.e. the gap between two "
-            f"streamed tokens; this track's budget is {t.slo_s * 1e3:g} ms at "
-            f"{quantile_text(t)}.")
+    return ("time per output token: a request's mean time per output token after the first, "
+            "(end-to-end time − TTFT) / (L − 1) for L output tokens; with no prefill in the "
+            "way it is one decode step. A single gap between two streamed tokens (a step "
+            "stalled by a prefill) is an inter-token gap, not the TPOT. This track's budget "
+            f"is {fmt_time(t.slo_s)} at {quantile_text(t)}.")
 
 
 def _def_ttft(t: Track) -> str:
-    tail = (f"; this track allows {t.ttft_slo_s:g} s" if t.ttft_slo_s is not None else "")
-    return ("time to first token: queueing plus the prompt pass (prefill) before the first "
-            f"token streams{tail}.")
+    tail = (f"; this track allows {fmt_time(t.ttft_slo_s)}" if t.ttft_slo_s is not None
+            else "")
+    return ("time to first token: from a request's arrival to its first streamed token, the "
+            "prompt pass (prefill) plus any wait in the queue; where a screen counts the "
+            f"prefill alone (no queueing) it says so{tail}.")
+
+
+def glossary_values(t: Track) -> dict[str, float]:
+    """The computed values the glossary quotes for ``t``: B* and L* (peak roofline) and the
+    KV bytes one token adds (language models only)."""
+    if not t.is_transformer:
+        return {}
+    m = get_model(t.model_id)
+    return {"b_star": float(critical_batch(t.hardware_id, t.model_id, t.weight_bits)),
+            "l_star": float(balance_context(t.hardware_id, t.model_id, t.kv_bits)),
+            "kv_bytes_per_token": float(kv_bytes_per_token(m, t.kv_bits))}
 
 
 def _def_kv(t: Track) -> str:
     m = get_model(t.model_id)
     return ("the key/value cache: every layer keeps one key and one value vector per KV head "
             f"for every token in the context. {m.name} adds "
-            f"{format_bytes(kv_bytes_per_token(m, t.kv_bits))} per token at {t.kv_bits}-bit, "
+            f"{format_bytes(glossary_values(t)['kv_bytes_per_token'])} per token at "
+            f"{t.kv_bits}-bit, "
             "so a sequence's cache grows with its context.")
 
 
 def _def_cv(t: Track) -> str:
     return ("coefficient of variation: standard deviation / mean of a quantity; this track's "
-            f"output lengths have a CV of {t.output_tokens_cv:g} (0 = every answer the same "
-            "length).")
+            f"output lengths have a CV of {fmt_num(t.output_tokens_cv)} (zero: every answer the "
+            "same length).")
 
 
 def _def_pareto(t: Track) -> str:
@@ -187,17 +208,17 @@ def _def_pareto(t: Track) -> str:
 
 
 def _def_bstar(t: Track) -> str:
-    b = critical_batch(t.hardware_id, t.model_id, t.weight_bits)
+    b = glossary_values(t)["b_star"]
     return ("the critical batch: the batch at which one decode step's compute takes as long "
             "as reading the weights once (peak roofline). Below it decode is memory-bound; "
             f"here B* ≈ {fmt_count(b)} sequences at {t.weight_bits}-bit weights.")
 
 
 def _def_lstar(t: Track) -> str:
-    ell = balance_context(t.hardware_id, t.model_id, t.kv_bits)
+    ell = glossary_values(t)["l_star"]
     return ("the balance context: the context length at which one sequence's KV-cache read "
-            "takes as long as its compute. Past it no batch size reaches the compute floor; "
-            f"here L* ≈ {fmt_count(ell)} tokens at {t.kv_bits}-bit KV.")
+            "takes as long as its compute (peak roofline). Past it no batch size reaches the "
+            f"compute floor; here L* ≈ {fmt_count(ell)} tokens at {t.kv_bits}-bit KV.")
 
 
 @dataclass(frozen=True)
@@ -215,8 +236,8 @@ class Term:
 GLOSSARY: tuple[Term, ...] = (  # a term's definition uses only the terms before it
     Term("p99", r"\bp99\b", _def_p99),
     Term("SLO", r"\bSLOs?\b", _def_slo),
-    Term("TPOT", r"\bTPOT\b", _def_tpot),
     Term("TTFT", r"\bTTFT\b", _def_ttft),
+    Term("TPOT", r"\bTPOT\b", _def_tpot),
     Term("KV", r"\bKV\b", _def_kv),
     Term("CV", r"\bCV\b", _def_cv),
     Term("Pareto", r"\bPareto\b", _def_pareto),

@@ -37,6 +37,7 @@ from labkit.core.format import plain, plain_dict
 from labkit.core.keys import answer_key
 from labkit.grading import expect_committed
 from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
+from labkit.plans.deployment import GLOSSARY, Quantity
 from labkit.tracks import Track
 
 if TYPE_CHECKING:
@@ -173,6 +174,8 @@ class LabPart:
     minutes: ClassVar[Mapping[str, str]] = {}
     kicker: ClassVar[str] = ""
     refresh_steps: ClassVar[Mapping[str, frozenset[str]]] = {"_refresh": frozenset({ALL})}
+    shows: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """(glossary name, results key) of each model quantity this part shows (:meth:`shown`)."""
     _computed_inputs: ClassVar[Mapping[str, tuple[str, ...]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -269,6 +272,23 @@ class LabPart:
 
     def _figure_rows(self) -> list[ipw.Widget]:
         return list(self.figures.values())
+
+    def shown_basis(self, name: str) -> str:
+        """The words on screen that say on what basis this part shows quantity ``name``
+        when it is not the deployment model's at the same settings (default: none)."""
+        return ""
+
+    def shown(self) -> Mapping[str, Quantity]:
+        """The deployment model's quantities this part shows at its current settings, by
+        glossary name (:data:`labkit.plans.deployment.GLOSSARY`), read from the results it
+        renders (:attr:`shows`): what the cross-lab table compares."""
+        out: dict[str, Quantity] = {}
+        for name, key in self.shows:
+            value = self.results.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                unit = GLOSSARY[name].unit.replace("cost unit", self.track.cost_unit)
+                out[name] = Quantity(name, float(value), unit, self.shown_basis(name))
+        return out
 
     def _self_check(self, what: str) -> lw.Check:
         """The notebook's completion self-check for this part's ``what``, as the widget

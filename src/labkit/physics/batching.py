@@ -118,6 +118,10 @@ class PolicyResult:
     throughput_tokens_per_s: what the simulation delivered at the offered load (never above
         the capacity: a higher measured rate raises the capacity to it).
     utilisation: offered load / capacity (>= 1 means the queue grows without bound).
+    busy_share: share of the replica's time spent running passes at the offered load, with
+        the batches the simulation actually formed (offered load / the throughput of
+        batches of ``mean_batch``, at most 1): what an owned device's energy is paid on
+        (a half-empty batch costs nearly what a full one does).
     padding_waste: fraction of batch slot-steps spent on padding, in [0, 1).
     p95_s / p99_s: the SLO-governed metric (``slo_metric``); tpot_* are None for
     single-step workloads. slo_value_s: the governed metric at ``slo_quantile`` (1.0 = the
@@ -134,6 +138,7 @@ class PolicyResult:
     capacity_requests_per_s: float
     throughput_tokens_per_s: float
     utilisation: float
+    busy_share: float
     stable: bool
     ttft_p50_s: float
     ttft_p95_s: float
@@ -365,6 +370,21 @@ def _capacity(w: _Workload, policy: str, batch: int) -> float:
     return float(batch / (extra + w.prefill[batch - 1] + (longest - 1) * w.step[batch - 1]))
 
 
+def _busy_share(w: _Workload, policy: str, batch: int, mean_batch: float,
+                capacity_req: float) -> float:
+    """Share of the time a replica runs passes at the offered load: rate x the time per
+    request of batches of ``mean_batch`` (linear between the two whole batches around it;
+    a full batch at the measured capacity), at most 1."""
+    b = min(float(batch), max(1.0, float(mean_batch)))
+    lo, hi = int(math.floor(b)), int(math.ceil(b))
+
+    def per_request_s(k: int) -> float:
+        return 1.0 / (capacity_req if k == batch else float(_capacity(w, policy, k)))
+
+    f = b - lo
+    return float(min(1.0, w.rate * ((1 - f) * per_request_s(lo) + f * per_request_s(hi))))
+
+
 def _quantiles(x: np.ndarray, extra: float) -> tuple[float, float, float, float]:
     q = np.quantile(x, (*_QUANTILES, extra))
     return float(q[0]), float(q[1]), float(q[2]), float(q[3])
@@ -394,6 +414,7 @@ def _simulate(w: _Workload, policy: str) -> PolicyResult:
     capacity_req = max(float(_capacity(w, policy, used_batch)), delivered / mean_len)
     utilisation = w.rate / capacity_req
     stable = bool(stable and utilisation < 1.0)
+    busy_share = _busy_share(w, policy, used_batch, mean_batch, capacity_req)
 
     q = w.slo_quantile
     t50, t95, t99, tq = _quantiles(ttft, q)
@@ -413,7 +434,8 @@ def _simulate(w: _Workload, policy: str) -> PolicyResult:
         policy=policy, label=POLICY_LABELS[policy], batch_size=used_batch,
         mean_batch=mean_batch, padding_waste=waste,
         capacity_tokens_per_s=capacity_req * mean_len, capacity_requests_per_s=capacity_req,
-        throughput_tokens_per_s=delivered, utilisation=utilisation, stable=stable,
+        throughput_tokens_per_s=delivered, utilisation=utilisation, busy_share=busy_share,
+        stable=stable,
         ttft_p50_s=t50, ttft_p95_s=t95, ttft_p99_s=t99, tpot_p95_s=tpot95, tpot_p99_s=tpot99,
         latency_p50_s=l50, latency_p95_s=l95, latency_p99_s=l99, slo_metric=w.slo_metric,
         p95_s=p95, p99_s=p99, slo_quantile=q, slo_value_s=value, slo_s=w.slo_s,

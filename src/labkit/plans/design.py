@@ -6,11 +6,16 @@ The deployment kinds (fleet, handheld, wearable, vehicle) are :class:`Scenario` 
 the registry and returns typed results (:class:`DesignCheck`, :class:`ReferenceDesign`).
 The scenarios' helpers and constants are re-exported here, where the lab parts and older
 notebooks import them.
+
+Each scenario judges a design by :meth:`Scenario.check` (its constraints, then those of
+serving the demand on it: a fleet's prefill, TTFT and utilisation cap,
+:mod:`labkit.plans.scenarios.fleet_serving`) and finds its reference itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from labkit.plans.scenarios import (
     REGISTRY,
@@ -50,6 +55,13 @@ from labkit.plans.scenarios.fleet import (
     not_candidate_reason,
     per_replica_limits,
 )
+from labkit.plans.scenarios.fleet_serving import (
+    FleetServing,
+    fleet_serving_constraints,
+    replica_slots,
+    served_search,
+)
+from labkit.plans.scenarios.fleet_serving import fleet_serving as serving_of
 from labkit.plans.scenarios.handheld import handheld_curves, handheld_metrics
 from labkit.plans.scenarios.vehicle import (
     VEHICLE_LAYOUTS,
@@ -63,14 +75,16 @@ from labkit.tracks import TRACKS, Track, get_track
 __all__ = [
     "BATCH_SLO_TPOT_S", "CONTEXT_BUCKETS", "DESIGN_KEYS", "DESIGN_MAX_DEVICES", "DESIGN_MODE",
     "DEVICE_BUCKETS", "DUTY_BUCKETS", "DUTY_STEPS", "INTERVALS_MS", "MODES", "MOE_OPTIONS",
-    "OFF_SCALE",
-    "SCENARIOS", "VEHICLE_LAYOUTS", "Config", "Constraint", "DesignCheck", "Evaluation",
-    "Objective", "ReferenceDesign", "Scenario", "active_seconds", "allowed_precisions",
-    "cameras_and_fps", "context_bucket", "design_check", "design_defaults", "device_bucket",
-    "duty_bucket", "fleet_models", "fleet_sizing", "fleet_table", "fleet_users", "handheld_curves",
-    "handheld_metrics", "not_candidate_reason", "per_replica_limits", "quality_check",
-    "reference_design", "ring_split", "ring_window", "scenario", "scenario_for", "slo_class",
-    "slo_tpot", "vehicle_frame", "vehicle_load"
+    "OFF_SCALE", "PRECISION_ASPECTS", "SCENARIOS", "VEHICLE_LAYOUTS", "Config", "Constraint",
+    "DesignCheck", "Evaluation", "FleetServing", "Objective", "PrecisionChange",
+    "ReferenceDesign", "Scenario", "active_seconds", "allowed_precisions", "cameras_and_fps",
+    "context_bucket", "design_check", "design_defaults", "device_bucket", "duty_bucket",
+    "fewest_over_budget", "fleet_models", "fleet_serving", "fleet_serving_constraints",
+    "fleet_sizing", "fleet_table", "fleet_users", "handheld_curves", "handheld_metrics",
+    "not_candidate_reason", "per_replica_limits", "precision_changes", "quality_check",
+    "reference_design", "replica_slots", "ring_split", "ring_window", "scenario",
+    "scenario_for", "served_search", "slo_class", "slo_tpot", "vehicle_frame",
+    "vehicle_load",
 ]
 
 SCENARIOS = tuple(REGISTRY)   # the built-in scenario ids, in registry order
@@ -114,7 +128,7 @@ def design_defaults(track: str | Track) -> Config:
 
 
 def _reference(tr: Track, sc: Scenario) -> ReferenceDesign | None:
-    """``sc.reference(tr)``, cached for registry tracks."""
+    """labkit's reference design, cached for registry tracks."""
     if TRACKS.get(tr.id) is not tr:
         return sc.reference(tr)
     key = (sc.id, tr.id)
@@ -123,13 +137,22 @@ def _reference(tr: Track, sc: Scenario) -> ReferenceDesign | None:
     return _REFERENCES[key]
 
 
+def fleet_serving(track: str | Track, config: Mapping[str, object]) -> FleetServing | None:
+    """How a fleet design serves its track's demand (:class:`FleetServing`); None when the
+    design's degrees are not a layout."""
+    tr = get_track(track)
+    return serving_of(tr, scenario_for(tr).normalise(tr, config))
+
+
 def reference_design(track: str | Track) -> ReferenceDesign | None:
     """labkit's best design for a track's Part D target, or None when none is feasible.
 
-    fleet: for every precision pair that passes the quality check,
-    :func:`labkit.physics.parallelism.search` (achievable roofline, batch = :func:`fleet_users`,
-    context = the track's, TPOT SLO, at most :data:`DESIGN_MAX_DEVICES` devices); the
-    fewest devices win, then the lower latency, then the higher precision.
+    fleet: :func:`served_search`: every layout of :func:`fleet_table` (achievable
+    roofline, batch = :func:`fleet_users`, the track's context, at most
+    :data:`DESIGN_MAX_DEVICES` devices) at every precision pair that passes the quality
+    check, judged with each request's prefill on its replicas, the TTFT SLO and the
+    utilisation cap (:func:`fleet_serving`); the fewest devices win, then the lower TPOT,
+    then the higher precision.
     handheld: the target context at every precision pair; the least energy per day wins.
     wearable: every precision, split, interval and duty step; the highest duty wins, then
     the least energy. vehicle: every precision and layout; the fewest SoCs, then the least
@@ -148,7 +171,9 @@ def design_check(track: str | Track, config: Mapping[str, object]) -> DesignChec
 
     * fleet (e.g. Cloud Fleet): ``weight_bits``, ``kv_bits`` (4/8/16/32), ``tp``, ``cp``,
       ``pp``, ``dp``, ``ep`` (powers of two; ``ep`` only for MoE models). The target:
-      :func:`fleet_users` concurrent sequences at the track's context within its TPOT SLO.
+      :func:`fleet_users` concurrent sequences at the track's context, the demand's
+      prefills on the same replicas, TPOT (per-request mean) and TTFT within their SLOs,
+      every replica within the utilisation cap (:func:`fleet_serving_constraints`).
     * handheld (e.g. iPhone): ``weight_bits``, ``kv_bits``, ``context_tokens`` (the longest
       conversation the app serves; at least the track's context).
     * wearable (e.g. the smart ring): ``weight_bits``, ``duty`` (share of windows
@@ -168,7 +193,7 @@ def design_check(track: str | Track, config: Mapping[str, object]) -> DesignChec
     tr = get_track(track)
     sc = scenario_for(tr)
     cfg = sc.normalise(tr, config)
-    ev = sc.evaluate(tr, cfg)
+    ev = sc.check(tr, cfg)
     ref = _reference(tr, sc)
     objective = Objective(name=sc.objective_name(tr), unit=f"{tr.cost_unit}/day",
                           value=ev.daily_cost,
@@ -176,3 +201,70 @@ def design_check(track: str | Track, config: Mapping[str, object]) -> DesignChec
     return DesignCheck(track=tr.id, scenario=sc.id, config=cfg, constraints=ev.constraints,
                        devices=ev.devices, min_devices=None if ref is None else ref.devices,
                        objective=objective, reference=ref, metrics=ev.metrics)
+
+
+_OVER_BUDGET: dict[str, ReferenceDesign | None] = {}
+
+
+def fewest_over_budget(track: str | Track) -> ReferenceDesign | None:
+    """When no design fits the daily budget: the fewest-devices design that meets every
+    other constraint (:meth:`Scenario.over_budget_reference`; what the budget would have to
+    pay for); None when a design fits the budget, the scenario has no budget search, or
+    none meets the rest either."""
+    tr = get_track(track)
+    sc = scenario_for(tr)
+    if _reference(tr, sc) is not None:
+        return None
+    if TRACKS.get(tr.id) is not tr:
+        return sc.over_budget_reference(tr)
+    if tr.id not in _OVER_BUDGET:
+        _OVER_BUDGET[tr.id] = sc.over_budget_reference(tr)
+    return _OVER_BUDGET[tr.id]
+
+
+# -- what the weight precision changes on a track --------------------------------------------------
+
+PRECISION_ASPECTS: Mapping[str, str] = {
+    "memory": "memory", "flash": "memory", "sram": "memory", "tpot": "latency",
+    "ttft": "latency", "deadline": "latency", "energy": "energy"}
+"""Constraint name -> the aspect of a design it measures (memory, latency or energy)."""
+
+
+@dataclass(frozen=True)
+class PrecisionChange:
+    """One constraint of a design with ``bits``-bit weights and with ``other_bits``-bit
+    weights, everything else equal: ``value`` / ``other_value`` in ``unit`` (None: not
+    evaluable); ``aspect``: memory | latency | energy."""
+
+    name: str
+    aspect: str
+    unit: str
+    bits: int
+    other_bits: int
+    value: float | None
+    other_value: float | None
+
+    @property
+    def lower(self) -> bool:
+        """The value at ``bits`` is lower (by more than 0.5%) than at ``other_bits``."""
+        if self.value is None or self.other_value is None:
+            return False
+        return self.value < self.other_value * (1 - 5e-3)
+
+
+def precision_changes(track: str | Track, config: Mapping[str, object],
+                      other_bits: int) -> tuple[PrecisionChange, ...]:
+    """Each memory, latency and energy constraint of ``config`` next to the same design
+    with ``other_bits``-bit weights (:data:`PRECISION_ASPECTS`)."""
+    here = design_check(track, config)
+    there = design_check(track, {**here.config, "weight_bits": other_bits})
+    bits = int(here.config["weight_bits"])
+    out = []
+    for name, c in here.constraints.items():
+        aspect = PRECISION_ASPECTS.get(name)
+        if aspect is None:
+            continue
+        o = there.constraints.get(name)
+        out.append(PrecisionChange(name, aspect, c.unit, bits, int(other_bits), c.value,
+                                   None if o is None else o.value))
+    return tuple(out)

@@ -34,7 +34,12 @@ from labkit.physics.batching import (
 from labkit.physics.capacity import Sizing
 from labkit.physics.memory import StateCapacity, state_capacity
 from labkit.physics.roofline import Derating
-from labkit.plans.workload import track_inputs
+from labkit.plans.workload import (
+    PolicyInputs,
+    front_end_label,
+    front_end_s,
+    track_inputs,
+)
 from labkit.tracks import Track, get_track
 
 GUARDRAILS = ("memory", "slo", "quality", "cost")
@@ -144,8 +149,11 @@ class _PlanCommon(TypedDict):
     baseline_daily_cost: float | None
 
 
-def _daily_cost(tr: Track, devices: int, utilisation: float) -> float:
-    """USD: devices x price/h x active hours. Energy: devices x W x busy s / J per unit."""
+def _daily_cost(tr: Track, devices: int, busy_share: float) -> float:
+    """USD: devices x price/h x active hours. Energy: devices x W x busy s / J per unit,
+    busy s = ``busy_share`` of the active seconds (the simulated passes at the offered
+    load, :attr:`PolicyResult.busy_share`; each input's front end included:
+    :func:`track_inputs`)."""
     if tr.cost_unit == "USD":
         if tr.price_per_device_hour is None:
             raise ValueError(f"price_per_device_hour: track {tr.id} rents its devices (USD) "
@@ -155,7 +163,7 @@ def _daily_cost(tr: Track, devices: int, utilisation: float) -> float:
     if power is None or per_unit is None:
         raise ValueError(f"power_w: track {tr.id} pays in {tr.cost_unit} but its hardware "
                          f"{tr.hardware_id} has no power figure")
-    busy_s = min(1.0, utilisation) * tr.active_hours_per_day * SECONDS_PER_HOUR
+    busy_s = min(1.0, busy_share) * tr.active_hours_per_day * SECONDS_PER_HOUR
     return devices * float(power) * busy_s / float(per_unit)
 
 
@@ -208,6 +216,16 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
                       devices_per_replica=dev, mode=mode)
     if output_tokens_cv is not None and tr.is_transformer:
         kw["cv"] = float(v.non_negative("output_tokens_cv", output_tokens_cv))
+    return _sized_plan(tr, common, kw, slots, umax, n_requests, seed)
+
+
+def _sized_plan(tr: Track, common: _PlanCommon, kw: PolicyInputs, slots: int, umax: float,
+                n_requests: int, seed: int) -> ServingPlan:
+    """A feasible plan: probe one replica's capacity, size the replicas under the
+    utilisation cap (and the owner's device count), simulate one replica, cost the day."""
+    pol, dev, demand = common["policy"], common["devices_per_replica"], \
+        common["demand_rate_per_s"]
+    baseline = common["baseline_daily_cost"]
     probe = simulate_policy(pol, arrival_rate_per_s=demand, n_requests=n_requests, seed=seed,
                             **kw)
     per_replica = probe.capacity_requests_per_s
@@ -219,7 +237,8 @@ def serving_plan(track: str | Track, *, demand_rate_per_s: object = None,
     result = simulate_policy(pol, arrival_rate_per_s=rate, n_requests=n_requests, seed=seed,
                              **kw)
     utilisation = rate / per_replica
-    daily = _daily_cost(tr, replicas * dev, utilisation)
+    # owned devices pay for the passes they run, with the batches the load actually forms
+    daily = _daily_cost(tr, replicas * dev, result.busy_share)
     events = demand * tr.active_hours_per_day * SECONDS_PER_HOUR
     ratio = None if not baseline else daily / baseline
     reason = (f"{counted(replicas, tr.replica_noun, tr.replica_nouns)} of {dev} device(s), "
@@ -312,6 +331,30 @@ def quality_loss(track: str | Track, weight_bits: int) -> float:
     return float(tr.quality_loss_pct[bits])
 
 
+def _quality_check(tr: Track, p: ServingPlan) -> GuardrailCheck:
+    """Estimated loss at the weight precision within the limit; KV at its floor."""
+    loss = quality_loss(tr, p.weight_bits)
+    kv_ok = not tr.is_transformer or p.kv_bits >= tr.min_kv_bits
+    q_detail = (f"{p.weight_bits}-bit weights: est. {loss:g} points lost vs "
+                f"{tr.max_quality_loss_pct:g} allowed (floor {tr.min_weight_bits} bits)")
+    if not kv_ok:
+        q_detail += f"; {p.kv_bits}-bit KV is below the {tr.min_kv_bits}-bit floor"
+    return GuardrailCheck("quality", loss <= tr.max_quality_loss_pct and kv_ok, loss,
+                          tr.max_quality_loss_pct, "% points", q_detail)
+
+
+def _cost_check(tr: Track, p: ServingPlan) -> GuardrailCheck:
+    """The plan's daily cost (its basis: :func:`daily_basis`) within the daily budget."""
+    if p.daily_cost is None:
+        return GuardrailCheck("cost", False, None, tr.daily_budget, f"{tr.cost_unit}/day",
+                              "not evaluated: infeasible plan")
+    return GuardrailCheck(
+        "cost", p.daily_cost <= tr.daily_budget, p.daily_cost, tr.daily_budget,
+        f"{tr.cost_unit}/day",
+        f"{p.daily_cost:,.4g} {tr.cost_unit}/day ({daily_basis(tr, p)}) vs budget "
+        f"{tr.daily_budget:,.4g} {tr.cost_unit}")
+
+
 def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
                        **plan_kwargs: Any) -> GuardrailReport:
     """Check a plan (or ``serving_plan(track, **plan_kwargs)``) against the track's limits.
@@ -347,24 +390,7 @@ def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
             detail += f"; the {tr.replica_noun} is overloaded (queue grows)"
         checks.append(GuardrailCheck("slo", r.slo_met, r.slo_value_s, tr.slo_s, "s", detail))
 
-    loss = quality_loss(tr, p.weight_bits)
-    kv_ok = not tr.is_transformer or p.kv_bits >= tr.min_kv_bits
-    q_detail = (f"{p.weight_bits}-bit weights: est. {loss:g} points lost vs "
-                f"{tr.max_quality_loss_pct:g} allowed (floor {tr.min_weight_bits} bits)")
-    if not kv_ok:
-        q_detail += f"; {p.kv_bits}-bit KV is below the {tr.min_kv_bits}-bit floor"
-    checks.append(GuardrailCheck("quality", loss <= tr.max_quality_loss_pct and kv_ok, loss,
-                                 tr.max_quality_loss_pct, "% points", q_detail))
-
-    if p.daily_cost is None:
-        checks.append(GuardrailCheck("cost", False, None, tr.daily_budget,
-                                     f"{tr.cost_unit}/day", "not evaluated: infeasible plan"))
-    else:
-        checks.append(GuardrailCheck(
-            "cost", p.daily_cost <= tr.daily_budget, p.daily_cost, tr.daily_budget,
-            f"{tr.cost_unit}/day",
-            f"{p.daily_cost:,.4g} {tr.cost_unit}/day vs budget {tr.daily_budget:,.4g} "
-            f"{tr.cost_unit}"))
+    checks += [_quality_check(tr, p), _cost_check(tr, p)]
 
     failed = [c for c in checks if not c.passed]
     binding = failed[0].name if failed else None
@@ -566,3 +592,45 @@ def routed_release(track: str | Track, main: ServingPlan, tier: ServingPlan | No
     report = GuardrailReport(checks, not failed, binding, reason, main)
     return RoutedRelease(report, main, tier, r, main.replicas + tier.replicas,
                          main.total_devices + tier.total_devices, daily)
+
+
+# -- what a release review shows ------------------------------------------------------------
+
+def guardrail_ratios(track: str | Track, report: GuardrailReport,
+                     tier: GuardrailReport | None = None) -> tuple[float, ...]:
+    """Each check's value / limit, in :data:`GUARDRAILS` order, uncapped (above 1 fails;
+    ``math.inf`` where the check is not evaluable). A language model's quality ratio is
+    also at least min_kv_bits / kv_bits of either pool; the SLO ratio is the worse pool's
+    simulated tail over the SLO (inf when a pool is overloaded)."""
+    tr = get_track(track)
+    plans = [report.plan] + ([] if tier is None else [tier.plan])
+    results = [p.policy_result for p in plans if p.policy_result is not None]
+    out = []
+    for chk in report.checks:
+        if chk.value is None or not chk.limit:
+            out.append(math.inf)
+            continue
+        ratio = chk.value / chk.limit
+        if chk.name == "quality" and tr.is_transformer:
+            ratio = max(ratio, *(tr.min_kv_bits / p.kv_bits for p in plans))
+        if chk.name == "slo" and results:
+            ratio = (max(r.slo_ratio for r in results) if all(r.stable for r in results)
+                     else math.inf)
+        out.append(float(ratio))
+    return tuple(out)
+
+
+def daily_basis(track: str | Track, plan: ServingPlan) -> str:
+    """How a plan's daily cost is counted, said on screen: rented devices are
+    **provisioned** (whole replicas at the utilisation cap, rounded up, paid every active
+    hour); owned devices pay the **busy** energy of the plan's batch and scheduler, with
+    each input's front end where there is one."""
+    tr = get_track(track)
+    if tr.cost_unit == "USD":
+        return (f"provisioned: {counted(plan.replicas, tr.replica_noun, tr.replica_nouns)} "
+                f"x {plan.devices_per_replica} device(s) for {tr.active_hours_per_day:g} h/day, "
+                f"sized at up to {tr.max_utilisation:.0%} busy")
+    fe = front_end_s(tr) > 0
+    how = ("one at a time" if plan.policy == "none" or plan.batch_size <= 1 else
+           f"batched up to {plan.batch_size} per pass ({plan.policy})")
+    return f"busy energy, {how}" + (f", {front_end_label(tr)} included" if fe else "")

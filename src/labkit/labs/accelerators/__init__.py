@@ -17,7 +17,7 @@ Usage in a notebook::
     part = lab.part("A")
     part.banner(); part.predict; part.explore; part.reveal; part.math; part.checkpoint
     lab.synthesis()
-    design_check("cloud_fleet", {"weight_bits": 8, "kv_bits": 8, "tp": 4, "dp": 4})
+    design_check("cloud_fleet", {"weight_bits": 8, "kv_bits": 8, "tp": 8, "dp": 16})
 
 Answers are kept in an :class:`~labkit.core.answers.AnswerStore` under lab id ``"lab2"`` and
 keys ``"<track>.<part>.prediction"`` / ``"<track>.<part>.checkpoint"`` / ``"<track>.memo"``.

@@ -9,12 +9,11 @@ from typing import Protocol, cast
 import ipywidgets as ipw
 
 from labkit import ui as lw
-from labkit.core.format import fmt_time, fmt_tokens, format_bytes
+from labkit.core.format import fmt_count, fmt_time, fmt_tokens, format_bytes
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.info import LAB_ID, PART_MINUTES, PART_TITLES
 from labkit.labs.common import LabLike, LabPart, html_table
-from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
-from labkit.physics.roofline import EXTREME_CONTEXT, REGIME_RULES, regime_rule
+from labkit.plans.roofline import paper_regime_rows, precision_floor
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model
 
@@ -47,44 +46,38 @@ def thousands(tokens: float) -> str:
 
 
 def rules_table_html(batch: int, context: int, b_star: float, l_star: float) -> str:
-    """The paper's regime rules (section 5.2) with the row of (batch, context) marked."""
-    key = regime_rule(batch, context, b_star, l_star)
+    """The paper's regime rules (section 5.2) with the row of (batch, context) marked,
+    read the paper's way (weight share B*/B, KV share S/L*: a dense model at peak; Part A
+    shows its own computed terms instead, :func:`~labkit.labs.accelerators.part_a_text.
+    rules_html`)."""
     rows = []
-    for rule in REGIME_RULES:
-        mark = rule.key == key
-        cells = [rule.regime, rule.batch, rule.lever, rule.cost_per_token,
-                 "◀ your settings" if mark else ""]
-        rows.append([f"<b style='background:#fdebd0'>{lw.esc(c)}</b>" if mark else lw.esc(c)
+    for r in paper_regime_rows(batch, context, b_star, l_star):
+        cells = [r.condition, r.paper_batch, "◀ your settings" if r.here else ""]
+        rows.append([f"<b style='background:#fdebd0'>{lw.esc(c)}</b>" if r.here else lw.esc(c)
                      for c in cells])
     return (f"<div class='labkit-rules'><b>The paper's regime rules (§5.2)</b>: your settings "
             f"put S = {context:,} tokens at {context / l_star:.3g} L* and B = {batch:,} at "
-            f"{batch / b_star:.3g} B* (“≫ L*” is read as {EXTREME_CONTEXT:g} L* or more)."
-            + html_table(["regime", "batch", "first lever", "cost per token", ""], rows)
-            + "</div>")
+            f"{batch / b_star:.3g} B* (peak)."
+            + html_table(["regime", "paper's batch", ""], rows) + "</div>")
 
 
 def precision_floor_note(hw: Hardware, model: Model, bits: int, noun: str, batch: int = 1,
                          mode: str = "achievable") -> str:
     """Why a CNN pass at ``bits`` is no faster than at the next wider precision ("" when
-    it is faster, or at the widest). Time per pass never rises as the bits fall
-    (:func:`~labkit.physics.phases.cnn_compute_precision`); it stays put where both widths
-    run on one datapath and the pass is compute-bound, so only the bytes shrink."""
-    wider = [p for p in PRECISIONS if p > bits]
-    if not wider:
+    it is faster, or at the widest): both widths run on one datapath and the pass is
+    compute-bound, so only the bytes shrink (:func:`labkit.plans.roofline.precision_floor`)."""
+    f = precision_floor(hw, model, bits, PRECISIONS, batch, mode)
+    if f is None:
         return ""
-    here = cnn_inference_time(hw, model, bits, batch, mode)
-    up = cnn_inference_time(hw, model, wider[0], batch, mode)
-    if float(here.latency_s) < float(up.latency_s):
-        return ""
-    prec = cnn_compute_precision(hw, bits)
-    return (f"<p class='labkit-floor'><b>Why {bits}-bit is no faster than {wider[0]}-bit:</b> "
-            f"the device runs both on its {prec.upper()} datapath, and the pass is "
-            f"{here.regime} ({fmt_time(float(here.compute_s))} of "
-            f"arithmetic against {fmt_time(float(here.memory_s))} of memory traffic), so it "
-            f"still takes {fmt_time(float(here.latency_s))} per "
+    here, up = fmt_count(f.bits), fmt_count(f.wider_bits)
+    return (f"<p class='labkit-floor'><b>Why {here}-bit is no faster than {up}-bit:</b> "
+            f"the device runs both on its {f.precision.upper()} datapath, and the pass is "
+            f"{f.regime} ({fmt_time(f.compute_s)} of "
+            f"arithmetic against {fmt_time(f.memory_s)} of memory traffic), so it "
+            f"still takes {fmt_time(f.latency_s)} per "
             f"{noun if batch == 1 else f'pass of {batch} {noun}s'}. Only the bytes moved per "
-            f"pass fall ({format_bytes(float(up.bytes_moved))} → "
-            f"{format_bytes(float(here.bytes_moved))}, the weights shrinking): memory use "
+            f"pass fall ({format_bytes(f.bytes_wider)} → "
+            f"{format_bytes(f.bytes_here)}, the weights shrinking): memory use "
             "drops, time and energy do not.</p>")
 
 

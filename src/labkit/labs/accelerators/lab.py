@@ -9,7 +9,14 @@ from collections.abc import Mapping
 from labkit import ui as lw
 from labkit.core import validation as v
 from labkit.core.answers import AnswerStore, read_ledger
-from labkit.core.format import fmt_si, fmt_time, format_bytes, plain_dict
+from labkit.core.format import (
+    fmt_count,
+    fmt_pct,
+    fmt_si,
+    fmt_time,
+    format_bytes,
+    plain_dict,
+)
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.info import INFO
@@ -24,13 +31,12 @@ from labkit.labs.accelerators.part_c_handheld import PartCHandheld
 from labkit.labs.accelerators.part_c_vehicle import PartCVehicle
 from labkit.labs.accelerators.part_c_wearable import PartCWearable
 from labkit.labs.accelerators.part_d import PartD
+from labkit.labs.accelerators.part_d_spec import constraint_label, ratio_text
 from labkit.labs.inference_economy.info import INFO as LAB1
 from labkit.labs.session import LabBase
-from labkit.physics.phases import cnn_inference_time
-from labkit.physics.roofline import balance_context, critical_batch
 from labkit.plans.design import SCENARIOS, DesignCheck, design_check, fleet_users, scenario
+from labkit.plans.lab2 import PrecisionEffect, binding_constraint, lab1_precision_effect
 from labkit.registries.hardware import Hardware, get_hardware
-from labkit.registries.models import get_model
 from labkit.tracks import Track
 
 PART_CLASSES: Mapping[str, Mapping[str, type[Part]]] = {
@@ -110,31 +116,17 @@ class Lab(LabBase[Part]):
             wb = v.precision_bits("weight_bits", ch.get("weight_bits", tr.weight_bits))
         except ValueError:
             return "The Lab 1 ledger entry for this track has an unreadable precision."
-        hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
+        kb = ch.get("kv_bits")
+        kv = kb if isinstance(kb, int) and kb in PRECISIONS else None
         status = "shipped" if ch.get("passed") else "proposed"
-        if tr.is_transformer:
-            b16 = critical_batch(hw, m, 16, mode="peak")
-            bx = critical_batch(hw, m, wb, mode="peak")
-            text = (f"In Lab 1 you {status} {wb}-bit weights; here that moves B* from "
-                    f"{b16:,.0f} (16-bit) to {bx:,.0f} sequences")
-            kb = ch.get("kv_bits")
-            if isinstance(kb, int) and kb in PRECISIONS:
-                text += (f", and your {kb}-bit KV puts L* at "
-                         f"{balance_context(hw, m, kb, mode='peak'):,.0f} tokens "
-                         f"(16-bit: {balance_context(hw, m, 16, mode='peak'):,.0f})")
-        else:
-            r16 = cnn_inference_time(hw, m, 16, 1, "peak")
-            rx = cnn_inference_time(hw, m, wb, 1, "peak")
-            text = (f"In Lab 1 you {status} {wb}-bit weights; here that puts the model at "
-                    f"{float(rx.flops / rx.bytes_moved):,.3g} FLOP/B (16-bit: "
-                    f"{float(r16.flops / r16.bytes_moved):,.3g}) and "
-                    f"{fmt_time(float(rx.latency_s))} per pass (16-bit: "
-                    f"{fmt_time(float(r16.latency_s))})")
+        text = (f"In Lab 1 you {status} {wb}-bit weights; "
+                + _precision_effect_text(lab1_precision_effect(tr, wb, kv)))
         dpr = ch.get("devices_per_replica")
         if isinstance(dpr, int):
-            text += f". Lab 1 ran {dpr} device(s) per replica"
+            text += f". Lab 1 ran {fmt_count(dpr)} device(s) per replica"
             if "D" in self._parts:
-                text += f"; your Part D design uses {self._parts['D'].results['devices']}"
+                text += (f"; your Part D design uses "
+                         f"{fmt_count(self._parts['D'].results['devices'])} in all")
         return text + "."
 
     def takeaways(self) -> list[str]:
@@ -145,6 +137,7 @@ class Lab(LabBase[Part]):
         """What Lab 2 hands to later labs: the Part D design and the key findings."""
         a, b, c, d = self.parts()
         rd = d.results
+        fleet = self.fleet_size()
         return plain_dict({
             "scenario": self.scenario, "design": rd["config"], "feasible": rd["feasible"],
             "failed": rd["failed"], "devices": rd["devices"], "min_devices": rd["min_devices"],
@@ -152,10 +145,56 @@ class Lab(LabBase[Part]):
             "capacity_binding": b.results.get("binding_axis", b.results.get("first_failure")),
             "part_c": {k: c.results.get(k) for k in ("layout", "split", "winner", "symptom",
                                                      "search_chosen") if k in c.results},
+            "fleet_devices": None if fleet is None else fleet[0],
             "lab1_found": self.lab1_entry() is not None,
         })
 
     # -- report and synthesis hooks ------------------------------------------------------------
+    def fleet_size(self) -> tuple[int, str] | None:
+        """(devices, basis) of the fleet Part B's card shows (fleet tracks; None for
+        others): with prefill and the utilisation cap when Part B could count them."""
+        if self.scenario != "fleet":
+            return None
+        r = self.part("B").results
+        n = r.get("fleet_devices")
+        if not isinstance(n, int | float):
+            return None
+        if r.get("fleet_includes_prefill"):
+            cap = r.get("max_utilisation")
+            basis = ("decode + prefill, replicas at most "
+                     f"{fmt_pct(cap if isinstance(cap, float) else None)} busy")
+        else:
+            basis = "decode only: excludes prefill and the utilisation cap"
+        return int(n), basis
+
+    def synthesis_facts(self) -> list[str]:
+        """The numbers the memo should carry, each read from the part that shows it (plain
+        text; the binding constraint is the largest true ratio of the Part D design)."""
+        out = []
+        fleet = self.fleet_size()
+        if fleet is not None:
+            out.append(f"Part B's fleet: {fmt_count(fleet[0])} devices ({fleet[1]}).")
+        d = self.part("D")
+        chk = self.check(d.results["config"])
+        verdict = ("passes every constraint" if chk.feasible else
+                   "fails " + ", ".join(constraint_label(n) for n in chk.failed))
+        fewest = ("labkit's fewest: none fits" if chk.min_devices is None
+                  else f"labkit's fewest: {fmt_count(chk.min_devices)}")
+        out.append(f"Part D: your design uses {fmt_count(chk.devices)} device(s) and "
+                   f"{verdict} ({fewest}).")
+        b = binding_constraint(chk.constraints)
+        if b is not None:
+            lead = "Furthest past its limit" if b.fails else "Closest to its limit"
+            why = ("" if b.ratio is not None
+                   else f" ({chk.constraints[b.name].detail})")
+            out.append(f"{lead}: {constraint_label(b.name)}, {ratio_text(b)}{why}.")
+        return out
+
+    def _synthesis_lead(self) -> str:
+        items = "".join(f"<li>{lw.esc(t)}</li>" for t in self.synthesis_facts())
+        return (f"<div class='labkit-carry'><b>Numbers to carry into the memo</b>"
+                f"<ul style='margin:2px 0'>{items}</ul></div>")
+
     def _track_tag(self) -> str:
         return f" ({self.scenario})"
 
@@ -164,7 +203,8 @@ class Lab(LabBase[Part]):
 
     def _report_extra(self) -> dict[str, object]:
         lab1 = self.lab1_entry()
-        return {"lab1": None if lab1 is None else lab1.get("choices")}
+        return {"lab1": None if lab1 is None else lab1.get("choices"),
+                "synthesis_facts": self.synthesis_facts()}
 
     def _takeaway_items(self) -> list[str]:
         return [lw.esc(t) for t in self.takeaways()[:-1]]  # the Lab 1 link has its own panel
@@ -179,3 +219,26 @@ class Lab(LabBase[Part]):
         return ("Recommend your Part D design with its numbers: where the workload sits on the "
                 "roofline, which capacity axis binds, how you split or hand off the work, and "
                 "how far you are from labkit's fewest-devices design.")
+
+
+def _precision_effect_text(pe: PrecisionEffect) -> str:
+    """What a Lab 1 precision does here, each figure beside its base-precision value and
+    with the roofline mode it is computed in."""
+    base = f"{pe.base_bits}-bit"
+    same_w = pe.weight_bits == pe.base_bits
+    if pe.transformer:
+        text = (f"here B* ({pe.mode}) is {fmt_count(pe.b_star)} sequences" if same_w else
+                f"here that moves B* ({pe.mode}) from {fmt_count(pe.b_star_base)} ({base}) to "
+                f"{fmt_count(pe.b_star)} sequences")
+        if pe.l_star is not None:
+            text += (f", and your {pe.kv_bits}-bit KV puts L* ({pe.mode}) at "
+                     f"{fmt_count(pe.l_star)} tokens")
+            if pe.kv_bits != pe.base_bits:
+                text += f" ({base}: {fmt_count(pe.l_star_base)})"
+        return text
+    if same_w:
+        return (f"here the model runs at {fmt_count(pe.flop_per_byte)} FLOP/B and "
+                f"{fmt_time(pe.pass_s)} per pass ({pe.mode} roofline)")
+    return (f"here that puts the model at {fmt_count(pe.flop_per_byte)} FLOP/B ({base}: "
+            f"{fmt_count(pe.flop_per_byte_base)}) and {fmt_time(pe.pass_s)} per pass "
+            f"({pe.mode} roofline; {base}: {fmt_time(pe.pass_s_base)})")

@@ -1,7 +1,7 @@
 """Lab 2 Part A's "where real systems sit": the published measurements of the device on
 screen (:data:`labkit.registries.measurements.MEASUREMENTS`) as points beside the
 roofline, and a table of each case with labkit's peak and achievable for its own
-configuration (:func:`labkit.physics.calibration.calibrate`).
+configuration (:mod:`labkit.plans.measured`).
 
 Only cases that ran on the device on screen are drawn (a registry device as the registry
 holds it: a modified copy is not the measured machine); a part whose devices have none
@@ -16,21 +16,26 @@ gets no mark at all, and a sentence naming the device class's cases that ran els
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import ClassVar
 
 import bqplot as bq
 import numpy as np
 
 from labkit import ui as lw
+from labkit.core.format import fmt_count
 from labkit.labs.common import html_table
-from labkit.physics.calibration import CalibrationRow, calibrate
-from labkit.physics.derating import device_class_of
-from labkit.physics.phases import cnn_inference_time
-from labkit.registries.hardware import HARDWARE, Hardware, get_hardware
-from labkit.registries.measurements import MEASUREMENTS, Measurement
+from labkit.plans.measured import (
+    CalibrationRow,
+    calibration_row,
+    class_cases_elsewhere,
+    cnn_case_point,
+    device_cases,
+    device_class,
+)
+from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.measurements import Measurement
 from labkit.registries.models import Model, get_model
 
 MODEL_COLOR = ("#a04000", "brown")   # (colour, the word a sentence uses for it)
@@ -43,31 +48,6 @@ _BATCHING = {
 Updates = dict[bq.Mark, dict[str, object]]  # mark -> traits, for lw.update_marks
 HEADERS = ("case", "system", "model and configuration", "batch", "measured (ms)",
            "peak (ms)", "achievable (ms)", "measured / achievable", "source")
-
-
-@cache
-def _calibration() -> Mapping[str, CalibrationRow]:
-    """labkit's peak and achievable for every published case, by case id (computed once)."""
-    return {r.id: r for r in calibrate(MEASUREMENTS).rows}
-
-
-def calibration_row(m: Measurement) -> CalibrationRow:
-    """Measured, peak and achievable seconds of case ``m`` (ratio: measured / achievable)."""
-    return _calibration()[m.id]
-
-
-def device_cases(hw: Hardware, workload: str) -> tuple[Measurement, ...]:
-    """The published ``workload`` cases that ran on ``hw``; none for a modified device."""
-    if HARDWARE.get(hw.id) != hw:
-        return ()
-    return tuple(m for m in MEASUREMENTS if m.hardware == hw.id and m.workload == workload)
-
-
-def class_cases_elsewhere(hw: Hardware, workload: str) -> tuple[Measurement, ...]:
-    """The ``workload`` cases of ``hw``'s device class that ran on another device."""
-    cls = device_class_of(hw).id
-    return tuple(m for m in MEASUREMENTS if m.workload == workload and m.hardware != hw.id
-                 and device_class_of(m.hardware).id == cls)
 
 
 def _ratio_range(cases: Sequence[Measurement]) -> str:
@@ -217,9 +197,10 @@ class MeasuredPoints:
         return (f"<div class='labkit-measured'><p><b>Where real systems sit:</b> "
                 f"{self._points_sentence(hw, cases)} labkit's peak and achievable for each "
                 "case's own configuration are in the table "
-                "(<code>labkit.physics.calibration</code>); "
-                f"{_ratio_range(cases)} on the {lw.esc(hw.name)} (1: achievable lands on the "
-                f"real system; above 1: the system is slower). {self._unit_note()}</p>"
+                "(<code>labkit.plans.measured</code>); "
+                f"{_ratio_range(cases)} on the {lw.esc(hw.name)} ({fmt_count(1)}: achievable "
+                f"lands on the real system; above {fmt_count(1)}: the system is slower). "
+                f"{self._unit_note()}</p>"
                 + html_table(HEADERS, cells) + "</div>")
 
     def summary(self, hw: Hardware) -> MeasuredSummary:
@@ -229,7 +210,7 @@ class MeasuredPoints:
         cases = own or class_cases_elsewhere(hw, self.workload)
         ratios = [calibration_row(m).ratio for m in cases]
         bounds = (min(ratios), max(ratios)) if ratios else None
-        cls = device_class_of(hw).label
+        cls = device_class(hw).label
         if own:
             one = len(own) == 1
             text = (f"{_count(len(own), 'published measurement')} on the {hw.name} "
@@ -247,7 +228,7 @@ class MeasuredPoints:
                                tuple(m.id for m in cases) if not own else (), bounds, text)
 
     def _none_html(self, hw: Hardware) -> str:
-        cls = device_class_of(hw)
+        cls = device_class(hw)
         text = (f"<b>Where real systems sit:</b> no published measurement in labkit's set ran "
                 f"on the {lw.esc(hw.name)}, so the {self.chart} shows no measured point.")
         elsewhere = class_cases_elsewhere(hw, self.workload)
@@ -267,7 +248,7 @@ class MeasuredPoints:
         return (f"<p class='labkit-measured'>{text} The {lw.esc(cls.label)} class's "
                 f"{_count(len(elsewhere), 'case')} ran elsewhere: " + "; ".join(parts)
                 + f". With the class's derating this part uses, {_ratio_range(elsewhere)} "
-                  "on them (<code>labkit.physics.calibration</code>).</p>")
+                  "on them (<code>labkit.plans.measured</code>).</p>")
 
 
 class DecodePoints(MeasuredPoints):
@@ -327,8 +308,7 @@ class RooflinePoints(MeasuredPoints):
     tooltip = ("FLOP/B", "FLOP/s")
 
     def _xy(self, m: Measurement, view: str) -> tuple[float, float]:
-        r = cnn_inference_time(m.hardware, m.model, m.weight_bits, m.batch, "peak")
-        return float(r.flops / r.bytes_moved), float(r.flops) / m.value
+        return cnn_case_point(m)
 
     def _points_sentence(self, hw: Hardware, cases: Sequence[Measurement]) -> str:
         return (f"{_count(len(cases), 'published measurement')} in labkit's set ran on the "

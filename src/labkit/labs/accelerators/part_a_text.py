@@ -1,151 +1,162 @@
 """Lab 2 Part A (transformer): the prose computed from one operating point -- the memory
-and serving paragraph and the math peek. The widgets, charts and cards are in
-:mod:`labkit.labs.accelerators.part_a`; everything here is a function of a
-:class:`DecodePoint`, which the part builds from the controls."""
+and serving paragraphs, the regime table and the math peek. Every number is a field of
+a :class:`~labkit.plans.roofline.DecodeView` (the plans layer computes; nothing here
+re-derives), formatted by :mod:`labkit.core.format`; every equation prints the terms of
+its :class:`~labkit.plans.roofline.Equation` and the result computed from them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
-import numpy as np
-
 from labkit import ui as lw
-from labkit.core.format import fmt_pct, fmt_time, tex_num
+from labkit.core.format import fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.labs.accelerators.base import paper_ms
 from labkit.labs.accelerators.derating_text import balance_tex, derating_terms_html
-from labkit.physics.derating import device_class_of
-from labkit.physics.kvcache import kv_bytes_per_token
-from labkit.physics.roofline import DecodeRoofline
-from labkit.registries.hardware import Hardware
-from labkit.registries.models import Model
+from labkit.labs.common import html_table
+from labkit.plans.measured import device_class_label
+from labkit.plans.roofline import STALL, DecodeView, Equation
 
 
-@dataclass(frozen=True)
-class DecodePoint:
-    """One operating point of the decode roofline with every number Part A's prose quotes:
-    the device and model on screen, the controls, the point in each roofline mode
-    (``here``), B* and L* (tokens) and the knee (sequences, None past L*) in ``mode``, and
-    what doubling the batch saves per token there (a fraction)."""
-
-    hw: Hardware
-    model: Model
-    mode: str
-    batch: int
-    context: int
-    weight_bits: int
-    kv_bits: int
-    tp: int
-    here: Mapping[str, DecodeRoofline]
-    b_star: float
-    l_star: float
-    knee: float | None
-    saving: float
-
-    @property
-    def point(self) -> DecodeRoofline:
-        """The operating point in the chosen roofline mode."""
-        return self.here[self.mode]
-
-    @property
-    def achievable_over_peak(self) -> float:
-        """Achievable step time over peak step time here (>= 1)."""
-        return float(self.here["achievable"].step_s / self.here["peak"].step_s)
-
-
-def shares(pt: DecodeRoofline) -> tuple[float, float, float]:
-    """Per-token weight, KV and overhead time in units of the compute time (B*/B, S/L*
-    and o for a dense model at peak)."""
-    c = float(pt.compute_s)
-    return float(pt.weight_s) / c, float(pt.kv_s) / c, float(pt.overhead_s) / c
-
-
-def memory_html(p: DecodePoint) -> str:
+def memory_html(v: DecodeView) -> str:
     """Memory as a performance variable: the KV and weight shares of the step."""
-    pt = p.point
-    step = float(pt.step_s)
     return (
         "<p><b>Memory is a performance variable, not just capacity:</b> at your settings "
-        f"reading the KV cache takes {fmt_time(float(pt.kv_step_s))} of the "
-        f"{fmt_time(step)} step ({fmt_pct(float(pt.kv_step_s) / step)}) and reading the "
-        f"weights {fmt_pct(float(pt.weight_step_s) / step)}; every byte stored is a byte "
-        f"each step moves, so {p.kv_bits}-bit KV at {p.context:,} tokens costs time on "
-        "every token, not only space.</p>")
+        f"reading the KV cache takes {fmt_time(float(v.point.kv_step_s))} of the "
+        f"{fmt_time(v.step_s)} step ({fmt_pct(v.kv_share_of_step)}) and reading the "
+        f"weights {fmt_pct(v.weight_share_of_step)}; every byte stored is a byte each step "
+        f"moves, so {fmt_count(v.kv_bits)}-bit KV at {v.context_tokens:,} tokens costs time "
+        "on every token, not only space.</p>")
 
 
-def serving_html(p: DecodePoint, sb: float, srv: DecodeRoofline, tpot_slo_s: float | None,
-                 ) -> str:
-    """The paper's serving batch 2B* (``sb``) against B* and 4B* (``srv``: the roofline at
-    the three batches) and, for a track with a TPOT SLO, whether its step meets it."""
-    t = [float(x) for x in np.asarray(srv.per_token_s)]
-    steps = [float(x) for x in np.asarray(srv.step_s)]
-    floor = float(p.point.compute_s) + float(p.point.kv_s)
+def serving_html(v: DecodeView, tpot_slo_s: float | None) -> str:
+    """The paper's serving batch 2B* against B* and 4B*, quoted only at the batches that
+    fit memory at this context (else at the largest batch that does, said so), and, for
+    a track with a TPOT SLO, whether its step meets it."""
+    sp = v.serving
+    t, steps, fits = sp.per_token_s, sp.step_s, sp.fits
+    head = (f"<p><b>Serving batch (paper: B ≈ 2B*, {lw.esc(sp.mode)} roofline):</b> 2B* = "
+            f"{sp.serving_batch:,.4g} sequences. ")
+    if not fits[1]:
+        alt = ("not even one sequence fits" if sp.largest_fit is None else
+               f"the largest batch that fits is B = {fmt_count(sp.largest_fit)}, at "
+               f"{paper_ms(float(sp.largest_fit_per_token_s or 0.0))} per token (step ÷ B)")
+        return (head + f"It does not fit memory at {v.context_tokens:,} tokens of context, "
+                f"so no time is quoted there: {alt}; the floor no batch goes below is "
+                f"{paper_ms(sp.floor_per_token_s)} per token (compute + KV).</p>")
+    four = (f" and {paper_ms(t[2])} at 4B* (another {fmt_pct(1 - t[2] / t[1])} less)"
+            if fits[2] else "; 4B* does not fit memory here")
     slo = ("" if tpot_slo_s is None else
            f", {'within' if steps[1] <= tpot_slo_s else 'over'} the {fmt_time(tpot_slo_s)} "
            "TPOT SLO")
+    return (head + f"Per token (step ÷ B) that is {paper_ms(t[1])}, against {paper_ms(t[0])} "
+            f"at B* ({fmt_pct(1 - t[1] / t[0])} less){four}; the floor no batch goes below "
+            f"is {paper_ms(sp.floor_per_token_s)} (compute + KV). One step at 2B* takes "
+            f"{fmt_time(steps[1])}, the time every sequence waits per token (its TPOT in "
+            f"steady decode){slo}.</p>")
+
+
+def rules_html(v: DecodeView) -> str:
+    """The paper's regime rules (section 5.2) as predicates on the computed per-token
+    terms: the row the terms put the point in is marked, and each row names only the
+    levers this track has (a control on screen whose move is possible, or a later part's
+    option)."""
+    bal = v.balance
+    rows = []
+    for r in v.regime_rows:
+        levers = "; ".join(r.levers) if r.levers else "none on this track here"
+        cells = [r.condition, levers, "◀ your settings" if r.here else ""]
+        rows.append([f"<b style='background:#fdebd0'>{lw.esc(c)}</b>" if r.here
+                     else lw.esc(c) for c in cells])
+    return (f"<div class='labkit-rules'><b>The paper's regime rules (§5.2)</b>, read off "
+            f"your step's terms per token (in units of compute): weight fetch "
+            f"{v.weight_share:.3g}, KV read {v.kv_share:.3g}; your settings put S = "
+            f"{v.context_tokens:,} tokens at {v.context_tokens / bal.l_star:.3g} "
+            f"{bal.l_label} and B = {v.batch:,} at {v.batch / bal.b_star:.3g} {bal.b_label}. "
+            "Each row keeps the paper's advice only where this track can act on it."
+            + html_table(["regime (per token)", "levers on this track", ""], rows) + "</div>")
+
+
+def _tex_sum(eq: Equation) -> str:
+    return " + ".join(tex_num(x) for x in eq.terms) + f" = {tex_num(eq.result)}"
+
+
+def _step_tex(v: DecodeView) -> str:
+    """The step's terms added, in ms (the terms printed are the result's)."""
+    names = " + ".join(f"\\text{{{t.label}}}" for t in v.step_terms)
+    return (f"$$t_{{\\text{{step}}}} = {names} = {_tex_sum(v.equations['step'])}"
+            "\\ \\text{ms}$$")
+
+
+def _per_token_html(v: DecodeView) -> str:
+    eq = v.equations["per_token"]
+    o = len(eq.terms) > 3
+    stall, serve = v.equations["stall_batch"], v.equations["serving"]
+    return (f"<p>Per token (step ÷ B), in units of one token's compute ($2N/C$ = "
+            f"${tex_num(float(v.point.compute_s) * 1e3)}$ ms): "
+            f"$t/(2N/C) = {_tex_sum(eq)}$ (weight term, B*/B for a dense model at peak; "
+            "compute; KV term, S/L*" + ("; overhead and TP comm" if o else "")
+            + f"). Doubling the batch divides only the {'first and last' if o else 'first'}"
+              f": it saves {v.doubling_saving:.1%} here. "
+              "For a dense model at peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, "
+              f"under {fmt_pct(STALL)} once $B > 4B^*/(1 + S/L^*)$; with this screen's "
+              f"{v.balance.b_label} and {v.balance.l_label}: ${tex_num(stall.terms[0])} / "
+              f"{tex_num(stall.terms[1])} = {tex_num(stall.result)}$. "
+              f"The paper's serving batch $2B^* = {tex_num(serve.terms[0])} \\times "
+              f"{tex_num(serve.terms[1])} = {tex_num(serve.result)}$ puts the weight term "
+              "at 1/2: half a token's compute (dense, peak).</p>")
+
+
+def _knee_html(v: DecodeView) -> str:
+    eq = v.equations.get("knee")
+    if eq is None:
+        return ("<p>S ≥ L*: the KV read alone outlasts the compute, so no batch has "
+                "compute time equal to all its memory time (no knee).</p>")
+    w, c, k = (tex_num(x) for x in eq.terms)
+    return ("<p>Knee, the batch whose compute time equals all its memory time (the same "
+            "added terms, one sequence's step without fixed overheads, ms): $B\\,C_1 = W_1 "
+            "+ B\\,K_1 \\Rightarrow B_{\\text{knee}} = \\frac{W_1}{C_1 - K_1} = "
+            f"\\frac{{{w}}}{{{c} - {k}}} = {tex_num(eq.result)}$ (B*/(1 − S/L*) for a "
+            "dense model on one device).</p>")
+
+
+def _l_star_tex(v: DecodeView, ai_txt: str) -> str:
+    eq = v.equations["l_star"]
+    kv = eq.terms[1] / float(ai_txt.replace("{,}", ""))
+    return (f"$$L^*_{{\\text{{{v.mode}}}}} = \\frac{{2N}}{{\\mathrm{{AI}}\\cdot "
+            f"\\mathrm{{kv\\_bpt}}}} = \\frac{{{tex_num(eq.terms[0])}}}{{{ai_txt} \\times "
+            f"{tex_num(kv)}}} = {tex_num(eq.result)}\\ \\text{{tokens}}$$")
+
+
+def math_html(v: DecodeView) -> str:
+    """The math peek: B*, L*, the step's terms, the per-token shares, the knee, the
+    derating (each printed result is its equation's, computed from the printed terms)."""
+    hw = v.hw
+    ai_txt, balance = balance_tex(hw, v.mode, v.weight_bits, v.model.is_moe,
+                                  v.equations["ai"], v.equations["b_star"])
     return (
-        f"<p><b>Serving batch (paper: B ≈ 2B*):</b> 2B* = {sb:,.4g} sequences. Per token "
-        f"that is {paper_ms(t[1])}, against {paper_ms(t[0])} at B* "
-        f"({fmt_pct(1 - t[1] / t[0])} less) and {paper_ms(t[2])} at 4B* (another "
-        f"{fmt_pct(1 - t[2] / t[1])} less); the floor no batch goes below is "
-        f"{paper_ms(floor)} (compute + KV). One step at 2B* takes {fmt_time(steps[1])}, the "
-        f"time every sequence waits per token{slo}.</p>")
+        balance + _l_star_tex(v, ai_txt)
+        + "<p>One step of B sequences at context S, terms added (no overlap):</p>"
+        + _step_tex(v)
+        + (derating_terms_html(hw, v.derating_terms) if v.mode == "achievable" else "")
+        + _per_token_html(v) + _knee_html(v)
+        + f"<p>Achievable / peak step time here: {v.achievable_over_peak:.3g}x (the "
+          f"{lw.esc(device_class_label(hw))} class's derating, each term above). Source: "
+          "<code>labkit.plans.roofline.decode_view</code> (on "
+          "<code>labkit.physics.roofline</code>).</p>")
 
 
-def _step_tex(p: DecodePoint) -> str:
-    """The step's terms added, in ms."""
-    pt = p.point
-    ms = [float(pt.weight_step_s), float(pt.compute_step_s), float(pt.kv_step_s)]
-    if p.mode == "achievable":
-        ms.append(float(pt.overhead_step_s))
-    if float(pt.comm_step_s) > 0:
-        ms.append(float(pt.comm_step_s))
-    return ("$$t_{\\text{step}} = \\frac{W_{\\text{bytes}}}{BW} + \\frac{2NB}{C} + "
-            "\\frac{B\\,S\\,\\mathrm{kv\\_bpt}}{BW} = "
-            + " + ".join(tex_num(x * 1e3) for x in ms)
-            + f" = {tex_num(float(pt.step_s) * 1e3)}\\ \\text{{ms}}$$")
+def oom_text(v: DecodeView) -> str:
+    """The out-of-memory callout's body."""
+    mem = v.memory
+    return (f"{v.batch} sequences x {v.context_tokens:,} tokens need "
+            f"{format_bytes(float(mem.used_bytes))} per device (weights "
+            f"{format_bytes(float(mem.weights_bytes))}, KV {format_bytes(float(mem.kv_bytes))})"
+            f" of {format_bytes(mem.capacity_bytes)}. The roofline is only a speed limit; "
+            "the point is not reachable" + _largest_here(v))
 
 
-def _per_token_html(p: DecodePoint) -> str:
-    pt = p.point
-    w, k, o = shares(pt)
-    return (f"<p>Per token, in units of one token's compute ($2N/C$ = "
-            f"${tex_num(float(pt.compute_s) * 1e3)}$ ms): "
-            f"$t/(2N/C) = {tex_num(w)} + 1 + {tex_num(k)}"
-            + (f" + {tex_num(o)}" if o > 0 else "")
-            + "$ (weight term, B*/B for a dense model at peak; compute; KV term, S/L*"
-            + ("; overhead" if o > 0 else "")
-            + f"). Doubling the batch divides only the {'first and last' if o > 0 else 'first'}"
-              f": it saves {p.saving:.1%} here. "
-              "At peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, under 10% once "
-              f"$B > 4B^*/(1 + S/L^*) = {tex_num(4 * p.b_star / (1 + p.context / p.l_star))}$. "
-              f"The paper's serving batch $2B^* = {tex_num(2 * p.b_star)}$ puts the weight "
-              "term at 1/2: half a token's compute (dense, peak).</p>")
-
-
-def math_html(p: DecodePoint) -> str:
-    """The math peek: L*, the step's terms, the per-token shares, the knee, the derating."""
-    hw, m = p.hw, p.model
-    ai_txt, balance = balance_tex(hw, m, p.mode, p.weight_bits, p.b_star)
-    knee = ("<p>Knee, the batch whose compute time equals all its memory time (the same "
-            "added terms): $2NB/C = W/BW + B\\,S\\,\\mathrm{kv\\_bpt}/BW \\Rightarrow "
-            f"B_{{\\text{{knee}}}} = B^*/(1 - S/L^*) = {tex_num(p.knee)}$.</p>"
-            if p.knee is not None else
-            "<p>S ≥ L*: the KV read alone outlasts the compute, so no batch has compute "
-            "time equal to all its memory time (no knee).</p>")
-    return (
-        balance
-        + f"$$L^* = \\frac{{2N}}{{\\mathrm{{AI}}\\cdot \\mathrm{{kv\\_bpt}}}} = "
-        f"\\frac{{2 \\times {tex_num(m.block_params_active)}}}{{{ai_txt} \\times "
-        f"{tex_num(kv_bytes_per_token(m, p.kv_bits))}}} = {tex_num(p.l_star)}"
-        "\\ \\text{tokens}$$"
-        "<p>One step of B sequences at context S, terms added (no overlap):</p>"
-        + _step_tex(p)
-        + (derating_terms_html(hw, m, p.batch, p.context, p.weight_bits, p.kv_bits, p.tp)
-           if p.mode == "achievable" else "")
-        + _per_token_html(p) + knee
-        + f"<p>Achievable / peak step time here: {p.achievable_over_peak:.3g}x (the "
-          f"{lw.esc(device_class_of(hw).label)} class's derating, each term above). Source: "
-          "<code>labkit.physics.roofline.decode_roofline</code>, <code>critical_batch</code>, "
-          "<code>balance_context</code>, <code>knee_batch</code>, "
-          "<code>serving_batch</code>, <code>regime_rule</code>.</p>")
+def _largest_here(v: DecodeView) -> str:
+    mem = v.memory
+    if float(mem.weights_bytes) > float(mem.capacity_bytes):
+        return ": not even the weights fit one device here."
+    if v.gain.analytic or v.gain.batch_to is None:
+        return ": not even one sequence fits here."
+    return f": the largest batch that fits here is B = {fmt_count(v.gain.batch_to)}."

@@ -1,16 +1,18 @@
-"""Lab 2 Part C, vehicle scenario: splitting cameras or the model over two SoCs."""
+"""Lab 2 Part C, vehicle scenario: splitting cameras or the model over two SoCs.
+
+The numbers are :mod:`labkit.plans.edge`'s (:func:`~labkit.plans.edge.layout_loads`,
+:func:`~labkit.plans.edge.layout_sweep`); the text is
+:mod:`labkit.labs.accelerators.edge_vehicle_spec`'s."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import (
-    fmt_count,
-    fmt_time,
-    format_bytes,
-)
-from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.core.format import fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
+from labkit.labs.accelerators import edge_vehicle_spec as spec
+from labkit.labs.accelerators.base import Part
+from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_count, tex_eq
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -20,20 +22,43 @@ from labkit.labs.common import (
     depends_on,
     metric_cards,
 )
-from labkit.physics import edge
-from labkit.plans.design import (
-    VEHICLE_LAYOUTS,
-    active_seconds,
-    cameras_and_fps,
-    vehicle_frame,
-    vehicle_load,
-)
+from labkit.plans.design import VEHICLE_LAYOUTS, cameras_and_fps
+from labkit.plans.edge import CameraLoad, CameraPoint, layout_loads, layout_sweep
+from labkit.registries.edge import CAMERA_SOURCES
+from labkit.tracks import Track
 from labkit.ui.charts import lin_top
+
+LIMITS = ("deadline", "throughput", "link", "energy")
+MS = 1e3
 
 
 def _first_up(text: str) -> str:
     """``text`` with its first letter upper-case and the rest untouched ("SoC" stays)."""
     return text[:1].upper() + text[1:]
+
+
+def _fails(track: Track, p: CameraPoint) -> dict[str, bool]:
+    cl = p.load
+    return {"deadline": cl.worst_latency_s > track.slo_s,
+            "throughput": cl.max_busy > track.max_utilisation,
+            "link": cl.link_utilisation > track.max_utilisation,
+            "energy": p.daily_wh > p.budget_wh}
+
+
+def worst_terms(cl: CameraLoad) -> str:
+    """The worst-case latency of ``cl``'s layout as printed terms, ms."""
+    n, t, x = cl.cameras, cl.frame_s * MS, cl.transfer_s * MS
+    if cl.layout == "single":
+        return f"{tex_count(n)} \\times {tex_num(t)}"
+    if cl.layout == "cameras":
+        first, second = -(-n // 2), n // 2
+        if second == 0:
+            return f"{tex_count(first)} \\times {tex_num(t)}"
+        return (f"\\max({tex_count(first)} \\times {tex_num(t)},\\ {tex_num(x)} + "
+                f"{tex_count(second)} \\times \\max({tex_num(t)}, {tex_num(x)}))")
+    a, b = (s * MS for s in cl.stage_s)
+    return (f"{tex_num(a)} + {tex_num(x)} + {tex_num(b)} + {tex_count(n - 1)} \\times "
+            f"\\max({tex_num(a)}, {tex_num(x)}, {tex_num(b)})")
 
 
 class PartCVehicle(Part):
@@ -44,6 +69,9 @@ class PartCVehicle(Part):
     three layouts are priced once per camera count and fps (a shared value); the busy and
     latency bars, readout, callouts and math peek read every control.
     """
+
+    shows = (("cost_per_day_busy", "daily_wh"),)
+
 
     letter = "C"
 
@@ -59,9 +87,10 @@ class PartCVehicle(Part):
                                   max(60, round(self.f0)), 5)
         self.wb = tr.weight_bits
         self.cams = np.arange(1, int(c["cameras"].max) + 1)
-        loads = {lay: vehicle_load(tr, self.wb, lay) for lay in VEHICLE_LAYOUTS}
+        loads = layout_loads(tr, self.wb, self.n0, self.f0)
         self.default_loads = loads
-        self._expected = min(loads, key=lambda k: loads[k].worst_latency_s)
+        self._expected = min(loads, key=lambda k: loads[k].load.worst_latency_s)
+        self.levers: dict[str, tuple[str, object] | None] = {}
         self._setup_bar_charts()
         cx = lw.make_scale("linear", 1, float(self.cams[-1]))
         cy = lw.make_scale("linear", 0.0, 1.0)
@@ -71,7 +100,7 @@ class PartCVehicle(Part):
                                         lw.PALETTE["purple"]],
                                 labels=[self.option_label("layout", k) for k in VEHICLE_LAYOUTS],
                                 legend=True)
-        self.m_c_d = lw.hline_mark(tr.slo_s * 1e3, cy, color=lw.PALETTE["red"],
+        self.m_c_d = lw.hline_mark(tr.slo_s * MS, cy, color=lw.PALETTE["red"],
                                    label="deadline", legend=True)
         self.m_c_pt = lw.vline_mark(float(self.n0), cx, color=lw.PALETTE["green"],
                                     label="your cameras", legend=True)
@@ -79,7 +108,7 @@ class PartCVehicle(Part):
             [self.m_c, self.m_c_d, self.m_c_pt], cx, cy, x_label="cameras",
             y_label="worst-case latency (ms)", title="Latency as cameras are added",
             legend=True, legend_location="top-left", x_tick_format="d", height=280)
-        for name in ("deadline", "throughput", "link", "energy"):
+        for name in LIMITS:
             self._callout(name, "danger")
         self._callout("boundary", "success")
 
@@ -87,7 +116,7 @@ class PartCVehicle(Part):
         tr = self.track
         bx, by = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_b = by
-        self.m_b = lw.bar_mark(["SoC 1", "SoC 2"], np.zeros(2), bx, by,
+        self.m_b = lw.bar_mark(["first SoC", "second SoC"], np.zeros(2), bx, by,
                                colors=[lw.PALETTE["blue"]] * 2, color_mode="no_group",
                                label_display=True, label_display_format=".0%")
         self.m_b_l = lw.hline_mark(tr.max_utilisation, by, color=lw.PALETTE["red"],
@@ -101,7 +130,7 @@ class PartCVehicle(Part):
                                np.zeros(3), lx, ly,
                                colors=[lw.PALETTE["grey"]] * 3, color_mode="no_group",
                                label_display=True, label_display_format=".3~g")
-        self.m_l_d = lw.hline_mark(tr.slo_s * 1e3, ly, color=lw.PALETTE["red"],
+        self.m_l_d = lw.hline_mark(tr.slo_s * MS, ly, color=lw.PALETTE["red"],
                                    label="deadline", legend=True)
         self.figures["latency"] = lw.figure(
             [self.m_l, self.m_l_d], lx, ly, x_label="layout (blue: yours)",
@@ -109,89 +138,57 @@ class PartCVehicle(Part):
             height=280)
 
     def _hook(self) -> str:
-        hw = self.hw
-        return (f"The board carries {hw.domain_size} SoCs joined by "
-                f"{format_bytes(hw.interconnect_bandwidth)}/s. A second SoC can take half "
-                f"the cameras (their frames cross the link) or the second half of the model "
-                f"(every frame's activations cross it). Which split helps the hard deadline?")
+        return spec.c_hook(self.hw.domain_size, self.hw.interconnect_bandwidth)
 
     def _prediction_spec(self) -> Spec:
-        tr = self.track
-        q = (f"{lw.esc(tr.label)}: {self.n0} cameras at {self.f0:g} fps, "
-             f"{tr.weight_bits}-bit. Which layout has the lowest worst-case frame latency?")
-        return q, [("One SoC", "single"), ("Two SoCs, cameras split between them", "cameras"),
-                   ("Two SoCs, the model split between them", "model")]
+        return spec.c_prediction(self.track, self.n0, self.f0)
 
     def _checkpoint_spec(self) -> CheckSpec:
-        q = "Why does splitting the model's layers across two SoCs not cut a frame's latency?"
-        opts = [("Every frame still passes both halves, plus the hand-off and a second fixed "
-                 "overhead: the split adds throughput, not speed", "pipeline"),
-                ("The link is too slow for any data", "link"),
-                ("The second SoC is idle", "idle"),
-                ("It does: it halves the latency", "halves")]
-        good = ("Right: a pipeline overlaps different frames; one frame sees stage A + "
-                "transfer + stage B. Splitting cameras instead shortens the queue each frame "
-                "waits in.")
-        bad = ("Not quite: one frame still goes through both stages in turn, plus the "
-               "activations' hand-off and each stage's overhead.")
-        return q, opts, "pipeline", feedback_map(opts, "pipeline", good, bad)
+        return spec.c_checkpoint()
 
     # -- shared values ---------------------------------------------------------------------
     @computed("cameras", "fps")
-    def _loads(self, s: Settings) -> dict[str, edge.CameraLoad]:
+    def _loads(self, s: Settings) -> dict[str, CameraPoint]:
         """Every layout at your camera count and fps."""
-        n, fps = int(s["cameras"]), float(s["fps"])
-        return {lay: vehicle_load(self.track, self.wb, lay, n, fps) for lay in VEHICLE_LAYOUTS}
+        return layout_loads(self.track, self.wb, int(s["cameras"]), float(s["fps"]))
 
-    def _mine(self, s: Settings) -> edge.CameraLoad:
+    def _mine(self, s: Settings) -> CameraPoint:
         return self._loads(s)[str(s["layout"])]
 
-    def _daily(self, s: Settings) -> float:
-        mine = self._mine(s)
-        return (mine.energy_j_per_frame * mine.frames_per_s * active_seconds(self.track)
-                / edge.J_PER_WH)
-
-    def _fails(self, s: Settings) -> dict[str, bool]:
-        tr = self.track
-        mine = self._mine(s)
-        return {"deadline": mine.worst_latency_s > tr.slo_s,
-                "throughput": mine.max_busy > tr.max_utilisation,
-                "link": mine.link_utilisation > tr.max_utilisation,
-                "energy": self._daily(s) > tr.daily_budget}
+    def _check(self, s: Settings) -> dict[str, bool]:
+        p = layout_loads(self.track, self.wb, int(s["cameras"]),
+                         float(s["fps"]))[str(s["layout"])]
+        return _fails(self.track, p)
 
     def _lowest(self, s: Settings) -> str:
         loads = self._loads(s)
-        return min(loads, key=lambda k: loads[k].worst_latency_s)
+        return min(loads, key=lambda k: loads[k].load.worst_latency_s)
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)
     def _draw_bars(self, s: Settings) -> None:
         tr = self.track
         layout = str(s["layout"])
-        loads, mine = self._loads(s), self._mine(s)
+        loads, mine = self._loads(s), self._mine(s).load
         busy = list(mine.busy) + [0.0] * (2 - len(mine.busy))
-        lat = np.asarray([loads[k].worst_latency_s for k in VEHICLE_LAYOUTS]) * 1e3
+        lat = np.asarray([loads[k].load.worst_latency_s for k in VEHICLE_LAYOUTS]) * MS
         lw.update_marks({
             self.m_b: {"y": busy, "colors": [lw.PALETTE["red"] if b > tr.max_utilisation
                                              else lw.PALETTE["blue"] for b in busy]},
             self.s_b: {"max": lin_top([*busy, tr.max_utilisation], pad=1.25)},
             self.m_l: {"y": lat, "colors": [lw.PALETTE["blue"] if k == layout else
                                             lw.PALETTE["grey"] for k in VEHICLE_LAYOUTS]},
-            self.s_l: {"max": lin_top(np.concatenate([lat, [tr.slo_s * 1e3]]), pad=1.2)},
+            self.s_l: {"max": lin_top(np.concatenate([lat, [tr.slo_s * MS]]), pad=1.2)},
         })
 
     @depends_on()
     def _draw_sweep(self, s: Settings) -> None:
         """Worst-case latency of each layout as cameras are added (no control moves it)."""
         tr = self.track
-        t, o = vehicle_frame(tr, self.wb)
-        sweep = np.vstack([edge.worst_latency(
-            t, o, self.cams, lay, link_bytes_per_s=self.hw.interconnect_bandwidth,
-            link_latency_s=self.hw.interconnect_latency_s, frame_bytes=tr.window_bytes)
-            for lay in VEHICLE_LAYOUTS]) * 1e3
+        sweep = layout_sweep(tr, self.wb, self.cams) * MS
         lw.update_marks({
             self.m_c: {"y": sweep},
-            self.s_c: {"max": lin_top(np.concatenate([sweep.ravel(), [tr.slo_s * 1e3]]),
+            self.s_c: {"max": lin_top(np.concatenate([sweep.ravel(), [tr.slo_s * MS]]),
                                        pad=1.1)},
         })
 
@@ -204,91 +201,84 @@ class PartCVehicle(Part):
     def _show_numbers(self, s: Settings) -> None:
         """Results and readout cards."""
         tr = self.track
-        mine = self._mine(s)
-        daily = self._daily(s)
+        p = self._mine(s)
+        mine = p.load
         self.results = {
             "layout": str(s["layout"]), "cameras": int(s["cameras"]), "fps": float(s["fps"]),
-            "socs": mine.socs,
-            "worst_latency_s": mine.worst_latency_s, "busy": list(mine.busy),
-            "link_bytes_per_s": mine.link_bytes_per_s,
+            "socs": mine.socs, "worst_latency_s": mine.worst_latency_s,
+            "busy": list(mine.busy), "link_bytes_per_s": mine.link_bytes_per_s,
             "link_utilisation": mine.link_utilisation, "transfer_s": mine.transfer_s,
-            "daily_wh": daily, "lowest_latency_layout": self._lowest(s),
-            "fails": self._fails(s), "expected": self._expected,
+            "daily_wh": p.daily_wh, "energy_batch": p.batch,
+            "lowest_latency_layout": self._lowest(s), "fails": _fails(tr, p),
+            "expected": self._expected,
         }
         self._set_readout(metric_cards([
-            ("worst-case latency", fmt_time(mine.worst_latency_s),
-             f"deadline {fmt_time(tr.slo_s)}", lw.PALETTE["red"]),
-            ("busiest SoC", f"{mine.max_busy:.1%}", f"{mine.socs} SoC(s)", lw.PALETTE["blue"]),
+            spec.worst_card(p, tr.slo_s),
+            ("busiest SoC", fmt_pct(mine.max_busy), f"{fmt_count(mine.socs)} SoC(s)",
+             lw.PALETTE["blue"]),
             ("inter-SoC traffic", f"{format_bytes(mine.link_bytes_per_s)}/s",
-             f"{mine.link_utilisation:.2%} of the link; {fmt_time(mine.transfer_s)} per "
+             "one SoC: nothing crosses the link" if mine.socs == 1 else
+             f"{fmt_pct(mine.link_utilisation)} of the link; {fmt_time(mine.transfer_s)} per "
              "hand-off", lw.PALETTE["purple"]),
-            ("energy", f"{fmt_count(daily)} Wh/day", f"budget {tr.budget_text}",
-             lw.PALETTE["teal"]),
+            spec.energy_card(p, tr.budget_text),
         ]))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
         tr = self.track
-        layout, n = str(s["layout"]), int(s["cameras"])
-        mine, fails, daily = self._mine(s), self._fails(s), self._daily(s)
+        p = self._mine(s)
+        mine = p.load
+        fails = _fails(tr, p)
         best = self._lowest(s)
+        self.levers = levers_for(self, s, fails, self._check, ("layout", "cameras", "fps"))
+        hint = {k: lever_text(self, self.levers.get(k)) for k in LIMITS}
         self.callouts["deadline"].set(
-            fails["deadline"], "Hard deadline missed",
-            f"The last of {n} simultaneous frames is done after "
-            f"{fmt_time(mine.worst_latency_s)} vs {fmt_time(tr.slo_s)}.",
-            "split the cameras over two SoCs, or fewer cameras per SoC")
+            fails["deadline"], spec.LIMIT_TITLES["deadline"],
+            f"The last of {fmt_count(mine.cameras)} simultaneous frames is done after "
+            f"{fmt_time(mine.worst_latency_s)} vs {fmt_time(tr.slo_s)}.", hint["deadline"])
         self.callouts["throughput"].set(
-            fails["throughput"], "SoC overloaded",
-            f"Busiest SoC {mine.max_busy:.0%} vs {tr.max_utilisation:.0%}.",
-            "lower fps, or a second SoC")
+            fails["throughput"], spec.LIMIT_TITLES["throughput"],
+            f"Busiest SoC {fmt_pct(mine.max_busy)} vs {fmt_pct(tr.max_utilisation)}.",
+            hint["throughput"])
         self.callouts["link"].set(
-            fails["link"], "Inter-SoC link saturated",
+            fails["link"], spec.LIMIT_TITLES["link"],
             f"{format_bytes(mine.link_bytes_per_s)}/s vs "
-            f"{format_bytes(self.hw.interconnect_bandwidth)}/s.", "send fewer bytes per frame")
+            f"{format_bytes(self.hw.interconnect_bandwidth)}/s.", hint["link"])
         self.callouts["energy"].set(
-            fails["energy"], "Over the energy budget",
-            f"{fmt_count(daily)} Wh/day vs {tr.budget_text}.",
-            "fewer frames, or one pass per frame (not two half-passes)")
+            fails["energy"], spec.LIMIT_TITLES["energy"],
+            f"{fmt_count(p.daily_wh)} Wh/day ({spec.basis(p.batch)}) vs {tr.budget_text}.",
+            hint["energy"])
         self.callouts["boundary"].set(
             not any(fails.values()),
-            f"{_first_up(self.option_label('layout', layout))} meets every limit",
+            f"{_first_up(self.option_label('layout', str(s['layout'])))} meets every limit",
             f"Lowest worst-case latency here: {self.option_label('layout', best)} "
-            f"({fmt_time(self._loads(s)[best].worst_latency_s)}).")
+            f"({fmt_time(self._loads(s)[best].load.worst_latency_s)}).")
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        mine, loads = self._mine(s), self._loads(s)
+        mine, loads = self._mine(s).load, self._loads(s)
         layout_name = self.option_label("layout", s["layout"])
         self.math.update(
             "$$\\text{single: } N t \\qquad \\text{cameras: } \\max(\\lceil N/2\\rceil t,\\ "
             "x + \\lfloor N/2 \\rfloor \\max(t, x)) \\qquad \\text{model: } a + x + b + "
             "(N-1)\\max(a, x, b)$$"
-            f"<p>t = {fmt_time(mine.frame_s)} per frame; hand-off x = bytes / "
+            + tex_eq(f"t_{{\\text{{worst}}}}\\ (\\text{{{lw.esc(layout_name)}}})",
+                     worst_terms(mine), mine.worst_latency_s * MS, "ms")
+            + f"<p>t = {fmt_time(mine.frame_s)} per frame; hand-off x = bytes / "
             f"{format_bytes(self.hw.interconnect_bandwidth)}/s + "
             f"{fmt_time(self.hw.interconnect_latency_s)}: "
-            f"{fmt_time(loads['cameras'].transfer_s)} for a camera frame when the SoCs split "
-            f"the cameras, {fmt_time(loads['model'].transfer_s)} for the backbone's "
-            "activations when they split the model. "
-            f"Your layout ({lw.esc(layout_name)}): stages "
+            f"{fmt_time(loads['cameras'].load.transfer_s)} for a camera frame when the SoCs "
+            f"split the cameras, {fmt_time(loads['model'].load.transfer_s)} for the "
+            "backbone's activations when they split the model. Stages of your layout: "
             + ", ".join(fmt_time(x) for x in mine.stage_s) + ". Split bytes: "
-            f"{lw.esc(edge.CAMERA_SOURCES['YOLOV8N_SPLIT_BYTES'])}. Source: "
-            "<code>labkit.physics.edge.camera_load</code>.</p>")
+            f"{lw.esc(CAMERA_SOURCES['YOLOV8N_SPLIT_BYTES'])}. Source: "
+            "<code>labkit.plans.edge.layout_loads</code>.</p>")
 
     def _reveal_body(self) -> str:
-        loads = self.default_loads
-        txt = ", ".join(f"{self.option_label('layout', k)} {fmt_time(v_.worst_latency_s)}"
-                        for k, v_ in loads.items())
-        return (f"{self._computed_line()}"
-                f"<div>At the defaults: {txt}.</div>"
-                "<div style='color:#5d6d7e'>Why: splitting cameras halves the queue of "
-                "simultaneous frames each SoC works through, for one short frame transfer; "
-                "splitting the model makes every frame cross the link and pay the per-pass "
-                "overhead twice.</div>")
+        labels = {k: self.option_label("layout", k) for k in VEHICLE_LAYOUTS}
+        return spec.c_reveal(self._computed_line(), labels, self.default_loads)
 
     def takeaway(self) -> str:
-        r = self.results
-        return (f"Split: '{self.option_label('layout', r['layout'])}' with {r['cameras']} "
-                f"cameras at {r['fps']:g} fps has a "
-                f"worst case of {fmt_time(r['worst_latency_s'])} and moves "
-                f"{format_bytes(r['link_bytes_per_s'])}/s between SoCs; the lowest-latency "
-                f"layout there is {self.option_label('layout', r['lowest_latency_layout'])}.")
+        s: Settings = self.settings()
+        return spec.c_takeaway(self.option_label("layout", str(s["layout"])), self._mine(s),
+                               self.option_label("layout", self._lowest(s)))

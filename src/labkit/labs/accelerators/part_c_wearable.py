@@ -1,18 +1,19 @@
-"""Lab 2 Part C, wearable scenario: where the ring cuts its pipeline."""
+"""Lab 2 Part C, wearable scenario: where the ring cuts its pipeline.
+
+The numbers are :mod:`labkit.plans.edge`'s (:func:`~labkit.plans.edge.ring_cuts`,
+:func:`~labkit.plans.edge.ring_best_cut`, :func:`~labkit.plans.edge.ring_interval_curves`);
+the text is :mod:`labkit.labs.accelerators.edge_wearable_spec`'s."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import (
-    fmt_count,
-    fmt_energy,
-    fmt_time,
-    format_bytes,
-    tex_num,
-)
-from labkit.labs.accelerators.base import Part, feedback_map
+from labkit.core.format import fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes, tex_num
+from labkit.core.units import J_PER_MWH
+from labkit.labs.accelerators import edge_wearable_spec as spec
+from labkit.labs.accelerators.base import Part
+from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_count, tex_eq
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -22,9 +23,21 @@ from labkit.labs.common import (
     depends_on,
     metric_cards,
 )
-from labkit.physics import edge
-from labkit.plans.design import INTERVALS_MS, active_seconds, ring_split
+from labkit.plans.design import INTERVALS_MS, active_seconds
+from labkit.plans.edge import (
+    FRONT_END_NAME,
+    SPLITS,
+    SplitCost,
+    ring_best_cut,
+    ring_cuts,
+    ring_interval_curves,
+)
+from labkit.plans.handoff import WEARABLE_INTERVAL_S
+from labkit.registries.edge import edge_profile, get_link
 from labkit.ui.charts import lin_top, log_domain
+
+LIMITS = ("deadline", "energy", "link", "coverage")
+MS = 1e3  # the latency chart and math peek in ms
 
 
 class PartCWearable(Part):
@@ -36,15 +49,26 @@ class PartCWearable(Part):
     every control.
     """
 
+    shows = (
+        ("energy_per_inference", "energy_per_window_j"),
+        ("cost_per_day_busy", "daily_mwh"),
+    )
+
+    def shown_basis(self, name: str) -> str:
+        """The window's energy with the link's (Lab 1 counts the ring's compute only)."""
+        return spec.ENERGY_BASIS
+
+
     letter = "C"
 
     def _setup(self) -> None:
         tr = self.track
-        self.iv0 = 100.0
-        prof = edge.edge_profile(self.hw.id)
+        self.iv0 = WEARABLE_INTERVAL_S * MS
+        prof = edge_profile(self.hw.id)
         if prof is None or not prof.offload_links:
             raise ValueError(f"{self.hw.id} needs an edge profile with an offload link")
-        self.link = prof.offload_links[0]
+        self.link = get_link(prof.offload_links[0])
+        self.feature_bytes = prof.feature_bytes
         c = self.controls
         c["split"] = lw.choice_control("Cut the pipeline", [
             ("run the model on the ring", "on_device"), ("send features to the phone",
@@ -55,8 +79,10 @@ class PartCWearable(Part):
         c["duty"] = lw.float_control("Share of windows processed (duty)", 1.0, 0.01, 1.0, 0.01,
                                      ".0%")
         self.wb = tr.weight_bits
-        best = self._best(self._costs(self.iv0 / 1e3, 1.0))
-        self._expected = best or "none"
+        self.default_cuts = ring_cuts(tr, self.wb, self.iv0, 1.0)
+        self._expected = ring_best_cut(tr, self.default_cuts) or "none"
+        self.floor = tr.min_demand_rate_per_s / tr.demand_rate_per_s
+        self.levers: dict[str, tuple[str, object] | None] = {}
         self.iv_grid = np.asarray(INTERVALS_MS, dtype=float)
         self._setup_bar_charts()
         ix = lw.make_scale("log", float(INTERVALS_MS[0]), float(INTERVALS_MS[-1]))
@@ -64,7 +90,7 @@ class PartCWearable(Part):
         self.s_i = iy
         self.m_i = lw.line_mark(self.iv_grid, np.ones((3, self.iv_grid.size)), ix, iy,
                                 colors=[lw.PALETTE["orange"], lw.PALETTE["blue"],
-                                        lw.PALETTE["red"]], labels=list(edge.SPLITS),
+                                        lw.PALETTE["red"]], labels=list(SPLITS),
                                 legend=True, marker="circle", marker_size=20)
         self.m_i_b = lw.hline_mark(tr.daily_budget, iy, color=lw.PALETTE["green"],
                                    label="daily budget", legend=True)
@@ -76,97 +102,64 @@ class PartCWearable(Part):
             y_label="ring mWh per day (log)", title="Energy per day vs the link's interval",
             legend=True, legend_location="top-right", x_tick_format=".3~g",
             y_tick_format=".3~g", height=280)
-        for name in ("deadline", "energy", "link", "coverage"):
+        for name in LIMITS:
             self._callout(name, "danger")
         self._callout("boundary", "success")
 
     def _setup_bar_charts(self) -> None:
         ex, ey = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_e = ey
-        self.m_e = lw.bar_mark(list(edge.SPLITS), np.zeros((4, 3)), ex, ey,
+        self.m_e = lw.bar_mark(list(SPLITS), np.zeros((4, 3)), ex, ey,
                                colors=[lw.PALETTE["purple"], lw.PALETTE["orange"],
                                        lw.PALETTE["blue"], lw.PALETTE["grey"]],
-                               labels=["front end (MFCC)", "model", "radio bytes", "link idle"],
-                               legend=True)
+                               labels=[FRONT_END_NAME, "model", "BLE payload",
+                                       "BLE link idle"], legend=True)
         self.figures["energy"] = lw.figure(
             [self.m_e], ex, ey, x_label="where the pipeline is cut (◀ yours)",
             y_label="ring energy per window (mJ)", title="Energy per window", legend=True,
             legend_location="top-right", height=280)
         lx, ly = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_l = ly
-        self.m_l = lw.bar_mark(list(edge.SPLITS), np.zeros(3), lx, ly,
+        self.m_l = lw.bar_mark(list(SPLITS), np.zeros(3), lx, ly,
                                colors=[lw.PALETTE["green"]] * 3, color_mode="no_group",
                                label_display=True, label_display_format=".0f")
-        self.m_l_d = lw.hline_mark(self.track.slo_s * 1e3, ly, color=lw.PALETTE["red"],
+        self.m_l_d = lw.hline_mark(self.track.slo_s * MS, ly, color=lw.PALETTE["red"],
                                    label="deadline", legend=True)
         self.figures["latency"] = lw.figure(
             [self.m_l, self.m_l_d], lx, ly, x_label="where the pipeline is cut",
             y_label="worst-case latency (ms)", title="Decision latency", height=280)
 
-    def _costs(self, interval_s: float, duty: float) -> dict[str, edge.SplitCost]:
-        return {sp: ring_split(self.track, self.wb, sp, interval_s, duty) for sp in edge.SPLITS}
-
-    def _best(self, costs: dict[str, edge.SplitCost]) -> str | None:
-        """The cheapest cut that meets the deadline (None: none does)."""
-        ok = {k: c for k, c in costs.items() if c.latency_s <= self.track.slo_s}
-        return min(ok, key=lambda k: ok[k].energy_j) if ok else None
-
     def _hook(self) -> str:
-        prof = edge.edge_profile(self.hw.id)
-        lk = edge.get_link(prof.offload_links[0]) if prof else None
-        return (f"The phone is never far: over {lk.name if lk else 'BLE'} the ring could send "
-                f"a {format_bytes(self.track.window_bytes)} audio window, or "
-                f"{format_bytes(prof.feature_bytes if prof else 0)} of features, and let the "
-                "phone classify it. Bytes cost radio energy; keeping the link responsive costs "
-                "energy too. Where should the ring cut its pipeline?")
+        return spec.c_hook(self.link.name, self.track.window_bytes, self.feature_bytes)
 
     def _prediction_spec(self) -> Spec:
-        tr = self.track
-        q = (f"{lw.esc(tr.label)}: every window processed, the phone link at a "
-             f"{self.iv0:g} ms connection interval. Which cut spends the least ring energy "
-             f"while still deciding within {tr.slo_s * 1e3:g} ms?")
-        return q, [("Run the model on the ring, send only the decision", "on_device"),
-                   ("Compute features on the ring, send them", "features"),
-                   ("Send the raw audio window", "raw"),
-                   ("None meets the deadline", "none")]
+        return spec.c_prediction(self.track, self.iv0 / MS)
 
     def _checkpoint_spec(self) -> CheckSpec:
-        q = "Why can sending features cost the ring less energy than running the model?"
-        opts = [("A few hundred bytes over BLE cost less than tens of milliseconds of MCU "
-                 "compute, if the link's idle cost stays small", "bytes_vs_compute"),
-                ("Radios use no energy", "free"),
-                ("The phone's battery pays for the ring", "phone"),
-                ("Features are compressed audio", "compressed")]
-        good = ("Right: 490 B x 0.2 uJ/B is about 0.1 mJ, vs about 0.7 mJ of model compute. "
-                "But raw audio is 65x more bytes and misses the deadline, and a short "
-                "connection interval costs energy every interval.")
-        bad = ("Not quite: the ring pays for every byte it sends (about 0.2 uJ/B over BLE) and "
-               "for every connection event; a small feature vector is cheaper than the model.")
-        return q, opts, "bytes_vs_compute", feedback_map(opts, "bytes_vs_compute", good, bad)
+        return spec.c_checkpoint(self.default_cuts, self.link, self.track.slo_s)
 
     # -- shared values ---------------------------------------------------------------------
     @computed("interval", "duty")
-    def _priced(self, s: Settings) -> dict[str, edge.SplitCost]:
+    def _priced(self, s: Settings) -> dict[str, SplitCost]:
         """Every cut at your connection interval and duty."""
-        return self._costs(float(s["interval"]) / 1e3, float(s["duty"]))
-
-    def _best_split(self, s: Settings) -> str | None:
-        return self._best(self._priced(s))
+        return ring_cuts(self.track, self.wb, float(s["interval"]), float(s["duty"]))
 
     def _per_day(self, s: Settings) -> float:
         tr = self.track
         return float(s["duty"]) * tr.demand_rate_per_s * active_seconds(tr)
 
     def _daily(self, s: Settings) -> float:
-        return self._priced(s)[str(s["split"])].energy_j * self._per_day(s) / edge.J_PER_MWH
+        return self._priced(s)[str(s["split"])].energy_j * self._per_day(s) / J_PER_MWH
 
-    def _fails(self, s: Settings) -> dict[str, bool]:
+    def _check(self, s: Settings) -> dict[str, bool]:
+        """Which limit fails with settings ``s`` (also the recovery hints' check)."""
         tr = self.track
-        mine = self._priced(s)[str(s["split"])]
-        floor = tr.min_demand_rate_per_s / tr.demand_rate_per_s
-        return {"deadline": mine.latency_s > tr.slo_s, "energy": self._daily(s) > tr.daily_budget,
+        cuts = ring_cuts(tr, self.wb, float(s["interval"]), float(s["duty"]))
+        mine = cuts[str(s["split"])]
+        daily = mine.energy_j * self._per_day(s) / J_PER_MWH
+        return {"deadline": mine.latency_s > tr.slo_s, "energy": daily > tr.daily_budget,
                 "link": mine.link_utilisation > tr.max_utilisation,
-                "coverage": float(s["duty"]) < floor - 1e-9}
+                "coverage": float(s["duty"]) < self.floor - 1e-9}
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)
@@ -175,27 +168,23 @@ class PartCWearable(Part):
         split = str(s["split"])
         costs = self._priced(s)
         e_bars = np.asarray([[c.front_end_j, c.model_j, c.radio_j, c.idle_j]
-                             for c in costs.values()]).T * 1e3
-        lat = np.asarray([c.latency_s for c in costs.values()]) * 1e3
-        names = [f"{k} ◀" if k == split else k for k in edge.SPLITS]
+                             for c in costs.values()]).T * MS
+        lat = np.asarray([c.latency_s for c in costs.values()]) * MS
+        names = [f"{k} ◀" if k == split else k for k in SPLITS]
         lw.update_marks({
             self.m_e: {"x": names, "y": e_bars},
             self.s_e: {"max": lin_top(e_bars.sum(axis=0), floor=1e-3, pad=1.3)},
             self.m_l: {"x": names, "y": lat,
-                       "colors": [lw.PALETTE["red"] if x > tr.slo_s * 1e3 else
+                       "colors": [lw.PALETTE["red"] if x > tr.slo_s * MS else
                                   lw.PALETTE["green"] for x in lat]},
-            self.s_l: {"max": lin_top(np.concatenate([lat, [tr.slo_s * 1e3]]), pad=1.2)},
+            self.s_l: {"max": lin_top(np.concatenate([lat, [tr.slo_s * MS]]), pad=1.2)},
         })
 
     @depends_on("_priced")
     def _draw_interval(self, s: Settings) -> None:
         tr = self.track
         interval = float(s["interval"])
-        per_day = self._per_day(s)
-        # the link's idle share scales with 1 / interval; the rest of a window does not
-        idle = np.asarray([edge.ble_idle_power_w(iv / 1e3, self.link) for iv in INTERVALS_MS])
-        curves = np.vstack([(c.energy_j - c.idle_j) * per_day + idle * active_seconds(tr)
-                            for c in self._priced(s).values()]) / edge.J_PER_MWH
+        curves = ring_interval_curves(tr, self.wb, float(s["duty"]), self.iv_grid)
         lo, hi = log_domain(np.concatenate([curves.ravel(), [tr.daily_budget]]), 1.6)
         lw.update_marks({
             self.m_i: {"y": curves}, self.s_i: {"min": lo, "max": hi},
@@ -205,28 +194,31 @@ class PartCWearable(Part):
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
         """Results and readout cards."""
-        tr = self.track
         split, interval, duty = str(s["split"]), float(s["interval"]), float(s["duty"])
         costs = self._priced(s)
         mine = costs[split]
         daily = self._daily(s)
-        best = self._best_split(s)
+        best = ring_best_cut(self.track, costs)
         self.results = {
             "split": split, "interval_ms": interval, "duty": duty, "energy_per_window_j":
-            mine.energy_j, "latency_s": mine.latency_s, "bytes_sent": mine.bytes_sent,
-            "daily_mwh": daily, "link_utilisation": mine.link_utilisation,
-            "best_split": best, "fails": self._fails(s), "expected": self._expected,
+            mine.energy_j, "front_end_j": mine.front_end_j, "model_j": mine.model_j,
+            "radio_j": mine.radio_j, "link_idle_j": mine.idle_j, "latency_s": mine.latency_s,
+            "bytes_sent": mine.bytes_sent, "daily_mwh": daily,
+            "link_utilisation": mine.link_utilisation, "best_split": best,
+            "fails": self._check(s), "expected": self._expected,
             "splits": {k: c.as_dict() for k, c in costs.items()},
         }
         self._set_readout(metric_cards([
             ("your cut", split.replace("_", " "), f"{format_bytes(mine.bytes_sent)} per window",
              lw.PALETTE["blue"]),
-            ("per window", fmt_energy(mine.energy_j), f"{fmt_time(mine.latency_s)} to decide",
-             lw.PALETTE["orange"]),
-            ("per day", f"{fmt_count(daily)} mWh",  # J_PER_MWH above: always mWh
-             f"budget {tr.budget_text}", lw.PALETTE["teal"]),
+            ("energy per window", fmt_energy(mine.energy_j),
+             f"front end {fmt_energy(mine.front_end_j)} + model {fmt_energy(mine.model_j)} + "
+             f"BLE {fmt_energy(mine.radio_j + mine.idle_j)}; {fmt_time(mine.latency_s)} to "
+             "decide", lw.PALETTE["orange"]),
+            ("per day", f"{fmt_count(daily)} mWh", f"budget {self.track.budget_text}",
+             lw.PALETTE["teal"]),
             ("cheapest in time", "none" if best is None else self.option_label("split", best),
-             f"at {interval:g} ms, {duty:.0%} duty", lw.PALETTE["green"]),
+             f"at {fmt_time(interval / MS)}, {fmt_pct(duty)} duty", lw.PALETTE["green"]),
         ]))
 
     @depends_on(ALL)
@@ -234,27 +226,27 @@ class PartCWearable(Part):
         tr = self.track
         duty = float(s["duty"])
         mine = self._priced(s)[str(s["split"])]
-        daily, fails, best = self._daily(s), self._fails(s), self._best_split(s)
-        floor = tr.min_demand_rate_per_s / tr.demand_rate_per_s
+        fails = self._check(s)
+        daily, best = self._daily(s), ring_best_cut(tr, self._priced(s))
+        self.levers = levers_for(self, s, fails, self._check, ("split", "interval", "duty"))
+        hint = {k: lever_text(self, self.levers.get(k)) for k in LIMITS}
         self.callouts["deadline"].set(
             fails["deadline"], "Deadline missed",
             f"{fmt_time(mine.latency_s)} = device {fmt_time(mine.front_end_s + mine.model_s)} + "
             f"wait for the link {fmt_time(mine.wait_s)} + airtime {fmt_time(mine.transfer_s)} + "
-            f"phone {fmt_time(mine.host_s)}, vs {fmt_time(tr.slo_s)}.",
-            "a shorter connection interval, fewer bytes, or decide on the ring")
+            f"phone {fmt_time(mine.host_s)}, vs {fmt_time(tr.slo_s)}.", hint["deadline"])
         self.callouts["energy"].set(
             fails["energy"], "Over the energy budget",
             f"{fmt_count(self._per_day(s))} windows x {fmt_energy(mine.energy_j)} = "
-            f"{fmt_count(daily)} mWh/day vs {tr.budget_text}.",
-            "a longer interval, a cheaper cut, or lower duty")
+            f"{fmt_count(daily)} mWh/day vs {tr.budget_text}.", hint["energy"])
         self.callouts["link"].set(
             fails["link"], "The BLE link is saturated",
             f"{format_bytes(mine.bytes_sent * duty * tr.demand_rate_per_s)}/s needs "
-            f"{mine.link_utilisation:.0%} of the link's airtime (max "
-            f"{tr.max_utilisation:.0%}).", "send features, not raw audio")
+            f"{fmt_pct(mine.link_utilisation)} of the link's airtime (max "
+            f"{fmt_pct(tr.max_utilisation)}).", hint["link"])
         self.callouts["coverage"].set(
             fails["coverage"], "Listening too rarely",
-            f"{duty:.0%} of windows is below {floor:.0%}.", "raise the duty cycle")
+            f"{fmt_pct(duty)} of windows is below {fmt_pct(self.floor)}.", hint["coverage"])
         self.callouts["boundary"].set(
             not any(fails.values()), "Meets the deadline within budget",
             f"{fmt_count(daily)} mWh/day of {tr.budget_text}; "
@@ -263,35 +255,36 @@ class PartCWearable(Part):
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        mine = self._priced(s)[str(s["split"])]
-        lk = edge.get_link(self.link)
+        m = self._priced(s)[str(s["split"])]
+        lk = self.link
         self.math.update(
-            "$$E_{\\text{window}} = P\\,(t_{\\text{front}} + t_{\\text{model}}) + "
-            "n_{\\text{bytes}}\\,e_{\\text{byte}} + \\frac{E_{\\text{event}}}{T\\,r}$$"
-            f"$$= {tex_num(mine.front_end_j)} + {tex_num(mine.model_j)} + "
-            f"{tex_num(mine.bytes_sent)} \\times {tex_num(lk.up_j_per_byte)} + "
-            f"{tex_num(mine.idle_j)} = {tex_num(mine.energy_j)}\\ \\text{{J}}$$"
-            "$$t_{\\text{worst}} = t_{\\text{front}} + t_{\\text{model}} + "
-            "[T + n/\\text{goodput} + t_{\\text{phone}}]_{\\text{offloaded}} = "
-            f"{tex_num(mine.latency_s * 1e3)}\\ \\text{{ms}}$$"
-            f"<p>BLE: {lw.esc(lk.sources['up_j_per_byte'])}. Source: "
-            "<code>labkit.physics.edge.wearable_split</code>.</p>")
+            tex_eq("E_{\\text{window}} = P\\,t_{\\text{front}} + P\\,t_{\\text{model}} + "
+                   "n_{\\text{bytes}}\\,e_{\\text{byte}} + \\frac{E_{\\text{event}}}{T\\,r}",
+                   f"{tex_num(m.front_end_j)} + {tex_num(m.model_j)} + "
+                   f"{tex_count(m.bytes_sent)} \\times {tex_num(lk.up_j_per_byte)} + "
+                   f"{tex_num(m.idle_j)}", m.energy_j, "J")
+            + tex_eq("t_{\\text{worst}} = t_{\\text{front}} + t_{\\text{model}} + "
+                     "[T + n/\\text{goodput} + t_{\\text{phone}}]_{\\text{offloaded}}",
+                     f"{tex_num(m.front_end_s * MS)} + {tex_num(m.model_s * MS)} + "
+                     f"{tex_num(m.wait_s * MS)} + {tex_num(m.transfer_s * MS)} + "
+                     f"{tex_num(m.host_s * MS)}", m.latency_s * MS, "ms")
+            + f"<p>{FRONT_END_NAME} + model + {spec.ENERGY_BASIS}, per window. BLE: "
+              f"{lw.esc(lk.sources['up_j_per_byte'])}. Source: "
+              "<code>labkit.plans.edge.ring_cuts</code>.</p>")
 
     def _reveal_body(self) -> str:
-        r = self.results
+        s: Settings = self.settings()
+        best = ring_best_cut(self.track, self._priced(s))
         return (f"{self._computed_line()}"
                 f"<div>With your settings the cheapest cut in time is "
-                f"<b>{str(r['best_split'] or 'none').replace('_', ' ')}</b>.</div>"
-                "<div style='color:#5d6d7e'>Why: the model costs ~70 ms of a 10 mW MCU per "
-                "window; 490 bytes of features cost a fraction of that over BLE. Raw audio is "
-                "32 kB: too much energy and too much airtime for the deadline. A shorter "
-                "connection interval answers sooner but pays an empty event every interval."
-                "</div>")
+                f"<b>{str(best or 'none').replace('_', ' ')}</b>.</div>"
+                "<div style='color:#5d6d7e'>"
+                + spec.c_why(self._priced(s), float(self.hw.power_w or 0.0), self.track.slo_s)
+                + "</div>")
 
     def takeaway(self) -> str:
-        r = self.results
-        return (f"Hand-off: cutting at '{str(r['split']).replace('_', ' ')}' with a "
-                f"{r['interval_ms']:g} ms interval costs {fmt_energy(r['energy_per_window_j'])} "
-                f"per window and {fmt_time(r['latency_s'])} to decide "
-                f"({fmt_count(r['daily_mwh'])} mWh/day); the cheapest cut that meets the "
-                f"deadline there is {str(r['best_split'] or 'none').replace('_', ' ')}.")
+        s: Settings = self.settings()
+        split = str(s["split"])
+        return spec.c_takeaway(split.replace("_", " "), float(s["interval"]) / MS,
+                               self._priced(s)[split], self._daily(s),
+                               ring_best_cut(self.track, self._priced(s)))

@@ -1,8 +1,11 @@
 """Lab 1, "The Inference Economy": parts A-D and the synthesis, one source for every track.
 
-Every number comes from :mod:`labkit` physics (:mod:`~labkit.physics.economy`,
-:mod:`~labkit.physics.phases`, :mod:`~labkit.plans.serving`,
-:mod:`~labkit.physics.batching`); every difference between the four tracks comes from track
+Every number comes from the plans layer (:func:`labkit.plans.economy.crossover_point`
+and :func:`~labkit.plans.economy.event_cost`, :func:`labkit.plans.workload.session_point`
+and :class:`~labkit.plans.workload.BatchingBench`, :func:`labkit.plans.serving.serving_plan`);
+no part imports :mod:`labkit.physics`. Each part is a view (``part_x.py``) over a text
+spec (``part_x_spec.py``); recovery hints are computed moves (:mod:`.hints`). Every
+difference between the four tracks comes from track
 data (units, hooks, defaults, limits), never from a branch on the track's id. Usage in a
 notebook::
 

@@ -7,7 +7,6 @@ import math
 from labkit.core.format import fmt_num
 from labkit.labs.common import LabPart
 from labkit.labs.inference_economy.info import LAB_ID, PART_MINUTES, PART_TITLES
-from labkit.physics.economy import Crossover
 from labkit.plans.serving import (
     GUARDRAILS,
 )
@@ -70,14 +69,6 @@ def fmt_days(days: float | None, horizon: float | None = None) -> str:
     return f"{days:,.0f} days ({days / 30.44:.3g} months)"
 
 
-def crossover_days(cx: Crossover) -> float | None:
-    """The crossover day of a scalar :class:`Crossover` (None: beyond the horizon)."""
-    t = cx.crossover_days
-    if isinstance(t, tuple):
-        raise TypeError("expected the crossover of one demand, not of an array")
-    return t
-
-
 def unit_scale(nbytes: float) -> tuple[float, str]:
     for size, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if nbytes >= size:
@@ -94,23 +85,6 @@ def max_devices(tr: Track) -> int:
 
 def event_noun(tr: Track) -> str:
     return "request" if tr.is_transformer else "inference"
-
-
-def arrivals_advice(tr: Track) -> str:
-    """How to lower the load on one replica: add replicas only where the track can."""
-    if tr.can_add_replicas:
-        return f"lower the arrivals per {tr.replica_noun} (add {tr.replica_nouns})"
-    fewer = "requests" if tr.is_transformer else tr.input_noun
-    return (f"lower the arrivals on the {tr.replica_noun} (it cannot scale out: process "
-            f"fewer {fewer})")
-
-
-def cost_basis(tr: Track) -> str:
-    """How Part A's cost per event is counted: rented devices at the track's batch, owned
-    devices one event at a time (the release plan's batched figure is Part D's)."""
-    if tr.cost_unit == "USD":
-        return f"at a batch of {tr.batch_size}"
-    return f"one {event_noun(tr)} at a time"
 
 
 def cost_noun(tr: Track) -> str:

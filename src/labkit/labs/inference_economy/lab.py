@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from labkit import ui as lw
 from labkit.core.format import fmt_time, format_bytes, plain_dict
+from labkit.core.units import DAYS_PER_YEAR
 from labkit.labs.inference_economy.base import Part, event_noun, fmt_cost, fmt_days
 from labkit.labs.inference_economy.info import INFO
 from labkit.labs.inference_economy.part_a import PartA
@@ -13,8 +14,10 @@ from labkit.labs.inference_economy.part_c import PartC
 from labkit.labs.inference_economy.part_d import PartD
 from labkit.labs.parts import PARTS
 from labkit.labs.session import LabBase
+from labkit.plans.serving import counted
 from labkit.registries.hardware import Hardware
 
+CUT_SHARE = 0.1   # the cut the takeaway prices when the student set no saving
 PART_CLASSES: dict[str, type[Part]] = {"A": PartA, "B": PartB, "C": PartC, "D": PartD}
 
 # -- the lab --------------------------------------------------------------------------------
@@ -59,27 +62,34 @@ class Lab(LabBase[Part]):
             worth = (f"your {saving:.0f}% saving is worth {fmt_cost(ra['annual_savings'], u)} "
                      "a year")
         else:
-            tenth = float(ra["effective_cost_per_event"]) * 0.1 * float(ra["events_per_day"]) * 365
-            worth = f"every 10% cut in cost per event is worth {fmt_cost(tenth, u)} a year"
+            tenth = (float(ra["effective_cost_per_event"]) * CUT_SHARE
+                     * float(ra["events_per_day"]) * DAYS_PER_YEAR)
+            worth = (f"every {CUT_SHARE:.0%} cut in cost per event is worth "
+                     f"{fmt_cost(tenth, u)} a year")
         return [
             f"Two amounts: at your settings one {event_noun(tr)} spends "
             f"{fmt_time(ra['prefill_s'])} in the {a.default_phases.phase_labels['prefill']} and "
             f"{fmt_time(ra['decode_s'])} in the {a.default_phases.phase_labels['decode']}; the "
             f"{ra['binding_label']} binds.",
-            f"Recurring cost compounds: {fmt_cost(ra['daily_cost'], u)} per day crosses the "
-            f"{fmt_cost(tr.setup_cost, u)} setup after "
-            f"{fmt_days(ra['crossover_days'], tr.horizon_days)}; {worth}.",
+            f"Recurring cost compounds: {fmt_cost(ra['daily_cost'], u)} per day "
+            f"({ra['daily_basis']} basis) "
+            + (f"crosses the {fmt_cost(tr.setup_cost, u)} setup after "
+               f"{fmt_days(ra['crossover_days'])}" if ra["crossover_days"] is not None else
+               f"stays below the {fmt_cost(tr.setup_cost, u)} setup for the whole "
+               f"{tr.horizon_days}-day horizon")
+            + f"; {worth}.",
             ("State caps concurrency: at your Part B settings "
              + ("nothing fits (out of memory)" if rb["oom"] else
-                f"{rb['max_sessions']:,} session(s) of "
+                f"{counted(int(rb['max_sessions']), tr.state_noun, tr.state_nouns)} of "
                 f"{format_bytes(rb['bytes_per_session'])} fit")
              + f" beside {format_bytes(rb['weight_bytes'])} of weights."),
-            f"Batching depends on the workload: at your Part C settings {rc['winner']} wins "
-            f"({lw.esc(rc['reason'])}).",
+            f"Batching depends on the workload: at your Part C settings {rc['winner']} "
+            + ("wins" if rc["any_meets_slo"] else "comes closest")
+            + f" ({lw.esc(rc['why'])}).",
             ("A release ships only if every guardrail passes: your candidate "
              + ("passes all four" if rd["passed"] else f"is blocked by {rd['binding']}")
-             + f", at {fmt_cost(rd['daily_cost'], u)} per day for "
-             f"{rd['replicas']} replica(s)."),
+             + f", at {fmt_cost(rd['daily_cost'], u)} per day ({rd['daily_basis']}) for "
+             f"{rd['replicas']} {tr.replica_noun}(s)."),
         ]
 
     def ledger_choices(self) -> dict[str, object]:

@@ -1,40 +1,48 @@
-"""Lab 1 Part A: two amounts (setup vs serving) and the cost crossover."""
+"""Lab 1 Part A: two amounts (setup vs serving) and the cost crossover.
+
+The view: controls and charts bound to :func:`labkit.plans.economy.crossover_point`
+(every number); the text is :mod:`~labkit.labs.inference_economy.part_a_spec`.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
 from labkit import ui as lw
 from labkit.core.format import fmt_num, fmt_time, format_bytes, tex_num
 from labkit.core.grids import PRECISIONS
-from labkit.labs.common import ALL, Settings, computed, depends_on, metric_cards
+from labkit.core.units import SECONDS_PER_HOUR
+from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.inference_economy import part_a_spec as spec
 from labkit.labs.inference_economy.base import (
     DAYS_BUCKET_MAX,
     WEEKS_BUCKET_MAX,
     Part,
-    cost_basis,
     cost_noun,
     crossover_bucket,
-    crossover_days,
     event_noun,
     fmt_cost,
     fmt_days,
 )
-from labkit.physics.economy import Crossover
-from labkit.physics.memory import resident_weight_bytes
-from labkit.physics.phases import RequestPhases, cnn_compute_precision, cnn_inference_time
-from labkit.plans.economy import track_crossover
-from labkit.plans.serving import (
-    track_capacity,
+from labkit.labs.inference_economy.hints import find_fixes, hint_text
+from labkit.plans.deployment import Quantity
+from labkit.plans.economy import (
+    CrossoverPoint,
+    EventCost,
+    busy_daily_cost,
+    crossover_point,
+    event_cost,
+    precision_floor,
 )
-from labkit.plans.workload import track_phases
-from labkit.registries.hardware import get_hardware
+from labkit.plans.serving import LeverFix, track_capacity
 from labkit.registries.models import get_model
-from labkit.tracks import Track, custom_track
 
-# -- Part A ---------------------------------------------------------------------------------
+CHART_TICKS = (1e-4, 1e-3, 1e-2, 0.1, 1, 7, 30, 365)   # days on the crossover chart's axis
+BUDGET = "budget"
+
 
 class PartA(Part):
     """Setup vs recurring cost, and where one request's time goes (prefill vs decode).
@@ -44,22 +52,36 @@ class PartA(Part):
     time); the readout, callouts and math peek read every control.
     """
 
+    shows = (
+        ("cost_per_event", "cost_per_event"),
+        ("cost_per_day_busy", "daily_cost"),
+        ("ttft", "prefill_s"),
+        ("tpot", "tpot_s"),
+    )
+
+    def shown(self) -> Mapping[str, Quantity]:
+        """A CNN's input pass is not a time to first token: only a model's is shown as one."""
+        out = super().shown()
+        return out if self.track.is_transformer else {
+            k: q for k, q in out.items() if k not in ("ttft", "tpot")}
+
+
     letter = "A"
 
     def _setup(self) -> None:
         tr = self.track
         self.is_lm = tr.is_transformer
+        self._events: dict[tuple[int, int], EventCost] = {}
         self.bits_options = sorted({b for b in PRECISIONS
                                     if not track_capacity(tr, weight_bits=b).oom}
                                    | {tr.weight_bits})
         out_hi = self._setup_controls()
-        self.default: Crossover = track_crossover(tr)
-        self.default_phases: RequestPhases = track_phases(tr)
-        self._expected = crossover_bucket(crossover_days(self.default), tr.horizon_days)
+        self.default: CrossoverPoint = crossover_point(tr)
+        self.default_phases = self.default.phases
+        self._expected = crossover_bucket(self.default.crossover_days, tr.horizon_days)
         self._setup_crossover_chart(out_hi)
         self._setup_phase_chart()
-        self.cost_by_bits = {b: custom_track(tr, weight_bits=b).cost_per_event
-                             for b in self.bits_options}
+        self.cost_by_bits = {b: event_cost(tr, weight_bits=b).total for b in self.bits_options}
         self.callouts["budget"] = lw.Callout("danger")
         self.callouts["boundary"] = lw.Callout("success")
         self.callouts["floor"] = lw.Callout("info")
@@ -90,8 +112,8 @@ class PartA(Part):
         tr = self.track
         # Fixed log-log domain spanning every reachable setting, so a change moves the line.
         outs = (16, out_hi) if self.is_lm else (None,)
-        cpes = [custom_track(tr, weight_bits=b, **({"output_tokens": n} if n else {}))
-                .cost_per_event for b in self.bits_options for n in outs]
+        cpes = [event_cost(tr, weight_bits=b, output_tokens=n).total
+                for b in self.bits_options for n in outs]
         ev = tr.events_per_day
         max_daily, min_daily = max(cpes) * ev * 10, min(cpes) * ev / 10 * 0.5
         horizon = float(tr.horizon_days)
@@ -101,29 +123,26 @@ class PartA(Part):
                                                           min_daily * self.x_lo))))
         y_hi = 10 ** math.ceil(math.log10(max(tr.setup_cost * 10, max_daily * horizon)))
         self.days = np.geomspace(self.x_lo, horizon, 240)
-
         xs = lw.make_scale("log", self.x_lo, horizon)
         ys = lw.make_scale("log", y_lo, y_hi)
-        self.x_scale, self.y_scale = xs, ys
         rules = [d for d in (1.0, DAYS_BUCKET_MAX, WEEKS_BUCKET_MAX) if self.x_lo < d < horizon]
         self.m_rules = lw.vlines_mark(rules, xs)
         setup_label = f"one-time setup ({fmt_cost(tr.setup_cost, tr.cost_unit)})"
         self.m_setup = lw.hline_mark(tr.setup_cost, ys, color=lw.PALETTE["orange"],
                                      label=setup_label, legend=True)
-        self.m_default = lw.line_mark(self.days, self.default.daily_cost * self.days, xs, ys,
-                                      colors=[lw.PALETTE["grey"]], line_style="dashed",
-                                      labels=["track defaults"], legend=True, stroke_width=2)
-        self.m_current = lw.line_mark(self.days, self.default.daily_cost * self.days, xs, ys,
-                                      colors=[lw.PALETTE["blue"]], labels=["your settings"],
-                                      legend=True)
+        y0 = self.default.daily_cost * self.days
+        self.m_default = lw.line_mark(self.days, y0, xs, ys, colors=[lw.PALETTE["grey"]],
+                                      line_style="dashed", labels=["track defaults"],
+                                      legend=True, stroke_width=2)
+        self.m_current = lw.line_mark(self.days, y0, xs, ys, colors=[lw.PALETTE["blue"]],
+                                      labels=["your settings"], legend=True)
         self.m_cross = lw.vline_mark(self.x_lo, xs, color=lw.PALETTE["red"])
         self.m_cross_pt = lw.scatter_mark([self.x_lo], [tr.setup_cost], xs, ys)
-        ticks = [t for t in (1e-4, 1e-3, 1e-2, 0.1, 1, 7, 30, 365) if self.x_lo <= t <= horizon]
+        ticks = [t for t in CHART_TICKS if self.x_lo <= t <= horizon]
         self.figures["crossover"] = lw.figure(
             [self.m_rules, self.m_setup, self.m_default, self.m_current, self.m_cross,
-             self.m_cross_pt], xs, ys,
-            x_label="days since launch (log scale; dotted: 1 day, 2 and 10 weeks)",
-            y_label=f"cumulative cost ({tr.cost_unit}, log)",
+             self.m_cross_pt], xs, ys, x_label=spec.chart_x_label(),
+            y_label=f"cumulative cost ({tr.cost_unit}, log; {self.default.daily_basis} basis)",
             title=f"Cumulative recurring {cost_noun(tr)} vs the one-time setup",
             legend=True, x_tick_values=ticks, x_tick_format=".3~g", y_tick_format=".2~e",
             height=320)
@@ -139,66 +158,56 @@ class PartA(Part):
                                    color_mode="no_group", label_display=True,
                                    label_display_format=".1f")
         self.figures["phases"] = lw.figure(
-            [self.m_phase], bx, by, x_label=f"phase of one {noun}",
-            y_label="share of the request's time (%)",
-            title=f"Where one {noun}'s time goes", height=260)
+            [self.m_phase], bx, by, x_label=f"phase of one {noun} (model only)",
+            y_label="share of the model's time (%)",
+            title=f"Where one {noun}'s model time goes", height=260)
 
-    def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
-        tr = self.track
-        h = tr.horizon_days
-        q = (f"{lw.esc(tr.label)}: at the track's default settings, when does the cumulative "
-             f"recurring {cost_noun(tr)} ({tr.cost_unit}) overtake the one-time setup budget "
-             f"of {fmt_cost(tr.setup_cost, tr.cost_unit)}?")
-        return q, [
-            ("Days: within two weeks of launch", "days"),
-            ("Weeks: between two and ten weeks", "weeks"),
-            (f"Months: after ten weeks, within the {h}-day horizon", "months"),
-            (f"Never within the {h}-day horizon: setup dominates", "never"),
-        ]
+    def _prediction_spec(self) -> Spec:
+        return spec.prediction_spec(self.track)
 
-    def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
-        tr = self.track
-        ph = self.default_phases
-        noun = event_noun(tr)
-        pre, dec = ph.phase_labels["prefill"], ph.phase_labels["decode"]
-        q = (f"{lw.esc(tr.label)}: at the track's default settings, which phase takes most of "
-             f"one {noun}'s time once it is live?")
-        opts = [(f"The {pre}: the one-time pass over the input", "prefill"),
-                (f"The {dec}: the repeated output loop", "decode")]
-        why = (f"at the defaults the {pre} takes {fmt_time(ph.prefill_s)} and the {dec} "
-               f"{fmt_time(ph.decode_s)}, so the {ph.binding_label} binds")
-        good = f"Right: {why}."
-        bad = f"Not quite: {why}. The phase chart shows the split at your settings."
-        return q, opts, ph.binding_phase, {v: (good if v == ph.binding_phase else bad)
-                                           for _, v in opts}
+    def _checkpoint_spec(self) -> CheckSpec:
+        return spec.checkpoint_spec(self.track, self.default_phases)
 
     # -- shared values ---------------------------------------------------------------------
+    def event(self, s: Mapping[str, object]) -> EventCost:
+        """The cost of one event at the settings' precision and output length (cached)."""
+        key = (int(str(s["weight_bits"])), int(str(s.get("output_tokens", 0) or 0)))
+        if key not in self._events:
+            self._events[key] = event_cost(self.track, weight_bits=key[0],
+                                           output_tokens=key[1] if self.is_lm else None)
+        return self._events[key]
+
+    def point(self, s: Mapping[str, object]) -> CrossoverPoint:
+        """Part A's computed figures at settings ``s``."""
+        return crossover_point(
+            self.track, demand_rate_per_s=float(str(s["demand"])),
+            weight_bits=int(str(s["weight_bits"])),
+            output_tokens=s.get("output_tokens") if self.is_lm else None,
+            saving=float(str(s["saving_pct"])) / 100.0, event=self.event(s))
+
+    @computed(ALL)
+    def _point(self, s: Settings) -> CrossoverPoint:
+        return self.point(s)
+
     @computed("demand", "weight_bits", "output_tokens")
-    def _custom(self, s: Settings) -> Track:
-        """The track at the chosen demand, precision (and output length)."""
-        kw: dict[str, object] = {"demand_rate_per_s": float(s["demand"]),
-                                 "weight_bits": int(s["weight_bits"])}
-        if self.is_lm:
-            kw["output_tokens"] = int(s["output_tokens"])
-        return custom_track(self.track, **kw)
+    def _phases_point(self, s: Settings) -> CrossoverPoint:
+        return self.point({**s, "saving_pct": 0.0})
 
-    @computed("_custom", "saving_pct")
-    def _crossover(self, s: Settings) -> Crossover:
-        return track_crossover(self._custom(s), optimisation_saving=self._saving(s))
+    def failed(self, s: Mapping[str, object]) -> tuple[str, ...]:
+        """Part A's one check: the busy-basis daily cost within the daily budget."""
+        daily = busy_daily_cost(self.track, self.event(s).total, float(str(s["demand"])),
+                                float(str(s["saving_pct"])) / 100.0)
+        return (BUDGET,) if daily > self.track.daily_budget else ()
 
-    @computed("_custom")
-    def _phases(self, s: Settings) -> RequestPhases:
-        return track_phases(self._custom(s))
-
-    @staticmethod
-    def _saving(s: Settings) -> float:
-        return float(s["saving_pct"]) / 100.0
+    @computed(ALL)
+    def _fixes(self, s: Settings) -> dict[str, LeverFix]:
+        return find_fixes(s, self.controls, self.failed) if self.failed(s) else {}
 
     # -- refresh steps ---------------------------------------------------------------------
-    @depends_on("_crossover")
+    @depends_on("_point")
     def _draw_crossover(self, s: Settings) -> None:
         tr = self.track
-        daily = float(self._crossover(s).daily_cost)
+        daily = self._point(s).daily_cost
         t_plot = tr.setup_cost / daily if daily > 0 else None
         visible = t_plot is not None and t_plot <= tr.horizon_days
         upd: dict = {self.m_current: {"y": daily * self.days},
@@ -210,150 +219,125 @@ class PartA(Part):
             upd[self.m_cross] = {"visible": False}
         lw.update_marks(upd)
 
-    @depends_on("_phases")
+    @depends_on("_phases_point")
     def _draw_phases(self, s: Settings) -> None:
-        ph = self._phases(s)
+        ph = self._phases_point(s).phases
         total = ph.prefill_s + ph.decode_s
         lw.update_marks({self.m_phase: {"y": [100.0 * ph.prefill_s / total,
                                               100.0 * ph.decode_s / total]}})
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
-        """Results, readout cards and the budget callouts."""
-        tr = self.track
-        ct, cx, ph = self._custom(s), self._crossover(s), self._phases(s)
-        t = crossover_days(cx)
-        bucket = crossover_bucket(t, tr.horizon_days)
-        daily = float(cx.daily_cost)
-        # the same resident weights Part B (and the memory wall) count
-        wbytes = resident_weight_bytes(get_model(tr.model_id), int(s["weight_bits"]))
-        budget_ratio = daily / tr.daily_budget
+        """Results, readout cards and the parts table."""
+        p = self._point(s)
+        ph = p.phases
+        bucket = crossover_bucket(p.crossover_days, self.track.horizon_days)
         self.results = {
-            "cost_per_event": ct.cost_per_event, "effective_cost_per_event":
-            cx.effective_cost_per_event, "events_per_day": ct.events_per_day,
-            "daily_cost": daily, "daily_budget": tr.daily_budget, "budget_ratio": budget_ratio,
-            "crossover_days": t, "bucket": bucket, "annual_savings": float(cx.annual_savings),
-            "prefill_s": ph.prefill_s, "decode_s": ph.decode_s, "tpot_s": ph.tpot_s,
+            "cost_per_event": p.event.total, "effective_cost_per_event":
+            p.effective_cost_per_event, "events_per_day": p.events_per_day,
+            "cost_parts": {c.name: c.cost for c in p.event.parts},
+            "cost_basis": p.event.basis, "daily_basis": p.daily_basis,
+            "daily_cost": p.daily_cost, "daily_budget": p.daily_budget,
+            "budget_ratio": p.budget_ratio, "crossover_days": p.crossover_days,
+            "bucket": bucket, "annual_savings": p.annual_savings,
+            "prefill_s": ph.prefill_s, "decode_s": ph.decode_s, "tpot_s": p.tpot_s,
             "binding_phase": ph.binding_phase, "binding_label": ph.binding_label,
-            "weight_bytes": wbytes, "cost_unit": tr.cost_unit,
+            "weight_bytes": p.weight_bytes, "cost_unit": self.track.cost_unit,
             "default_crossover_days": self.default.crossover_days, "expected": self._expected,
         }
-        u = tr.cost_unit
+        self._set_readout(metric_cards(self._cards(p, bucket)))
+        self._set_details(spec.parts_table(p.event))
+
+    def _cards(self, p: CrossoverPoint, bucket: str) -> list[tuple[str, str, str, str]]:
+        tr = self.track
+        u, ph = tr.cost_unit, p.phases
         noun = event_noun(tr)
-        self._set_readout(metric_cards([
-            (f"cost per {noun}", fmt_cost(cx.effective_cost_per_event, u),
-             f"before saving {fmt_cost(ct.cost_per_event, u)}", lw.PALETTE["blue"]),
-            ("recurring per day", fmt_cost(daily, u),
-             f"{fmt_num(ct.events_per_day)} {noun}s/day, {cost_basis(tr)}",
-             lw.PALETTE["orange"]),
-            ("crossover", fmt_days(t, tr.horizon_days), f"bucket: {bucket}",
+        phase_note = f"{fmt_time(ph.prefill_s)} vs {fmt_time(ph.decode_s)}"
+        if p.tpot_s is not None:
+            phase_note += (f"; TPOT (mean per output token after the first) "
+                           f"{fmt_time(p.tpot_s)}")
+        return [
+            (f"cost per {noun}", fmt_cost(p.effective_cost_per_event, u),
+             f"before saving {fmt_cost(p.event.total, u)}; "
+             + " + ".join(c.name for c in p.event.parts), lw.PALETTE["blue"]),
+            (f"recurring per day ({p.daily_basis})", fmt_cost(p.daily_cost, u),
+             spec.daily_note(tr, p), lw.PALETTE["orange"]),
+            ("crossover", fmt_days(p.crossover_days, tr.horizon_days), f"bucket: {bucket}",
              lw.PALETTE["red"]),
-            ("binding phase", ph.binding_label,
-             f"{fmt_time(ph.prefill_s)} vs {fmt_time(ph.decode_s)}", lw.PALETTE["purple"]),
-            ("weights", format_bytes(wbytes), f"at {s['weight_bits']}-bit",
+            ("binding phase", ph.binding_label, phase_note, lw.PALETTE["purple"]),
+            ("weights", format_bytes(p.weight_bytes), f"at {p.weight_bits}-bit",
              lw.PALETTE["teal"]),
-        ]))
-        over = daily > tr.daily_budget
-        levers = "raise the optimisation saving, lower the weight precision"
-        if self.is_lm:
-            levers += ", shorten outputs"
-        self.callouts["budget"].set(
-            over, "Over the daily budget",
-            f"The recurring {cost_noun(tr)} ({cost_basis(tr)}) is {fmt_cost(daily, u)}/day "
-            f"against a budget of "
-            f"{fmt_cost(tr.daily_budget, u)}/day ({budget_ratio:.2f}x).",
-            f"{levers}, or serve less demand.")
+        ]
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
+        p = self._point(s)
+        fix = self._fixes(s).get(BUDGET)
+        title, detail = spec.budget_text(self.track, p)
+        self.callouts["budget"].set(p.over_budget, title, detail,
+                                    None if fix is None else hint_text(self.controls, fix))
         self._set_floor(s)
-        self.callouts["boundary"].set(
-            not over, f"Within the daily budget ({budget_ratio:.0%} used)",
-            f"{fmt_cost(daily, u)}/day of {fmt_cost(tr.daily_budget, u)}; the recurring line "
-            f"crosses the setup budget after {fmt_days(t, tr.horizon_days)}. Watch demand: "
-            f"it scales the bill one for one.")
+        title, detail = spec.boundary_text(self.track, p)
+        self.callouts["boundary"].set(not p.over_budget, title, detail)
 
     def floor_peers(self, bits: int) -> list[int]:
         """Other offered weight precisions whose cost per event equals ``bits``'s."""
-        c = self.cost_by_bits[bits]
-        return [b for b in self.bits_options if b != bits and self.cost_by_bits[b] == c]
+        f = precision_floor(self.track, bits, self.bits_options)
+        return [] if f is None else list(f.peers)
 
     def _set_floor(self, s: Settings) -> None:
         """Say why a lower precision saves nothing, where it does not (a CNN's INT8 floor)."""
-        tr = self.track
-        b = int(s["weight_bits"])
-        peers = self.floor_peers(b)
-        if not peers or self.is_lm:
+        f = precision_floor(self.track, int(s["weight_bits"]), self.bits_options)
+        if f is None:
             self.callouts["floor"].clear()
             return
-        hw = get_hardware(tr.hardware_id)
-        r = cnn_inference_time(hw, tr.model_id, b, 1)
-        prec = cnn_compute_precision(hw, b).upper()
-        same = " and ".join(f"{p}-bit" for p in peers)
-        self.callouts["floor"].show(
-            f"{b}-bit weights cost the same as {same}",
-            f"{fmt_cost(self.cost_by_bits[b], tr.cost_unit)} per {event_noun(tr)} at each: "
-            f"{lw.esc(hw.name)} runs them all on its {prec} datapath (narrower weights are "
-            f"unpacked to it), and one pass is {r.regime} ({fmt_time(float(r.compute_s))} "
-            f"of arithmetic vs {fmt_time(float(r.memory_s))} of memory traffic), so fewer "
-            "weight bytes save no time and no energy. The lines do not move.")
+        self.callouts["floor"].show(*spec.floor_text(self.track, f))
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
         tr = self.track
-        ct, cx, ph = self._custom(s), self._crossover(s), self._phases(s)
-        saving = self._saving(s)
-        daily = float(cx.daily_cost)
+        p = self._point(s)
         c_ev = r"c_{\text{event}}"
-        t_tex = "\\infty" if daily == 0 else tex_num(tr.setup_cost / daily)
         n_day = r"N_{\text{day}}"
+        terms = (tex_num(tr.setup_cost), tex_num(p.event.total), f"{1 - p.saving:.2f}",
+                 tex_num(p.events_per_day))
+        t_tex = "\\infty" if p.daily_cost == 0 else tex_num(tr.setup_cost / p.daily_cost)
         self.math.update(
             "<p>Recurring cost grows linearly; the setup is paid once:</p>"
             f"$$C(t) = {c_ev}\\,(1-s)\\,{n_day}\\,t, \\qquad t^* = "
             f"\\frac{{C_{{\\text{{setup}}}}}}{{{c_ev}\\,(1-s)\\,{n_day}}} = "
-            f"\\frac{{{tex_num(tr.setup_cost)}}}{{{tex_num(ct.cost_per_event)} \\times "
-            f"{1 - saving:.2f} \\times {tex_num(ct.events_per_day)}}} = {t_tex}"
-            "\\ \\text{days}$$"
-            f"<p>Cost of one {event_noun(tr)} from its busy time ({ph.phase_labels['prefill']} "
-            f"{fmt_time(ph.prefill_s)}, {ph.phase_labels['decode']} {fmt_time(ph.decode_s)}):</p>"
-            f"{self._cost_tex(ct, ph)}"
-            f"<p>Annual saving of s = {saving:.0%}: "
-            f"{fmt_cost(float(cx.annual_savings), tr.cost_unit)}. Source: "
-            "<code>labkit.physics.economy.track_crossover</code>, "
-            "<code>labkit.physics.phases.track_phases</code>.</p>")
+            f"\\frac{{{terms[0]}}}{{{terms[1]} \\times {terms[2]} \\times {terms[3]}}} = "
+            f"{t_tex}\\ \\text{{days}}$$"
+            f"<p>Cost of one {event_noun(tr)} ({p.event.basis}), the sum of its parts:</p>"
+            f"{self._cost_tex(p.event)}"
+            f"<p>Annual saving of s = {p.saving:.0%}: "
+            f"{fmt_cost(p.annual_savings, tr.cost_unit)}. Source: "
+            "<code>labkit.plans.economy.crossover_point</code>, "
+            "<code>labkit.plans.economy.event_cost</code>.</p>")
 
-    def _cost_tex(self, ct: Track, ph: RequestPhases) -> str:
-        """The cost of one event from its busy time, as display math."""
+    def _cost_tex(self, ev: EventCost) -> str:
+        """The cost of one event from its busy time per part, as display math."""
         tr = self.track
         u = tr.cost_unit
-        b_eff = tr.batch_size if u == "USD" else 1
         c_ev = r"c_{\text{event}}"
+        times = " + ".join(tex_num(c.busy_s) for c in ev.parts)
         if u == "USD":
-            return (
-                f"$${c_ev} = \\frac{{d\\,p}}{{3600}}\\left(t_{{\\text{{prefill}}}} + "
-                f"\\frac{{t_{{\\text{{decode}}}}}}{{B}}\\right) = "
-                f"\\frac{{{tr.devices_per_replica} \\times {tr.price_per_device_hour:g}}}{{3600}}"
-                f"\\left({ph.prefill_s:.3g} + \\frac{{{ph.decode_s:.3g}}}{{{b_eff}}}\\right) = "
-                f"{tex_num(ct.cost_per_event)}\\ \\text{{USD}}$$")
-        busy = ph.prefill_s + ph.decode_s / b_eff
-        return (
-            f"$${c_ev} = \\frac{{d\\,P\\,(t_{{\\text{{in}}}} + t_{{\\text{{out}}}})}}"
-            f"{{J_{{\\text{{{u}}}}}}} = \\frac{{{tr.devices_per_replica} \\times "
-            f"{tr.power_w:g}\\ \\text{{W}} \\times {busy:.3g}\\ \\text{{s}}}}"
-            f"{{{tr.joules_per_cost_unit:g}\\ \\text{{J}}}} = "
-            f"{tex_num(ct.cost_per_event)}\\ \\text{{{u}}}$$")
+            pre, dec = ev.parts
+            times = (f"{tex_num(pre.busy_s)} + \\frac{{{tex_num(dec.busy_s * ev.batch)}}}"
+                     f"{{{ev.batch}}}")
+            rate = (f"\\frac{{{tr.devices_per_replica} \\times "
+                    f"{fmt_num(tr.price_per_device_hour)}}}{{{tex_num(SECONDS_PER_HOUR)}}}")
+            return (f"$${c_ev} = \\frac{{d\\,p}}{{{tex_num(SECONDS_PER_HOUR)}}}"
+                    f"\\left(t_{{\\text{{prefill}}}} + "
+                    f"\\frac{{t_{{\\text{{decode}}}}}}{{B}}\\right) = {rate}\\left({times}"
+                    f"\\right) = {tex_num(ev.total)}\\ \\text{{USD}}$$")
+        return (f"$${c_ev} = \\frac{{d\\,P\\,\\sum_i t_i}}{{J_{{\\text{{{u}}}}}}} = "
+                f"\\frac{{{tr.devices_per_replica} \\times {tex_num(tr.power_w)}\\ \\text{{W}} "
+                f"\\times ({times})\\ \\text{{s}}}}{{{tex_num(tr.joules_per_cost_unit)}\\ "
+                f"\\text{{J}}}} = {tex_num(ev.total)}\\ \\text{{{u}}}$$")
 
     def _reveal_body(self) -> str:
-        tr = self.track
         r = self.results
-        d0 = crossover_days(self.default)
-        daily0 = float(self.default.daily_cost)
-        return (
-            f"<div>{self._prediction_line()}.</div>"
-            f"<div>At the track defaults: {fmt_cost(tr.setup_cost, tr.cost_unit)} / "
-            f"{fmt_cost(daily0, tr.cost_unit)} per day = <b>{fmt_days(d0, tr.horizon_days)}</b>"
-            f" → <b>{self.predict.label_for(self._expected)}</b>.</div>"
-            f"<div>With your current settings: <b>{fmt_days(r['crossover_days'], tr.horizon_days)}"
-            f"</b> (bucket: {r['bucket']}).</div>"
-            f"<div style='color:#5d6d7e'>Why: the setup is paid once, the recurring cost every "
-            f"day; t* = setup / daily cost, so demand and cost per event move it one for one. "
-            f"Inside one {event_noun(tr)}, the {r['binding_label']} takes "
-            f"{fmt_time(max(r['prefill_s'], r['decode_s']))} of "
-            f"{fmt_time(r['prefill_s'] + r['decode_s'])}.</div>")
+        body = spec.reveal_text(self.track, self.default, self._point(self.settings()),
+                                self.predict.label_for(self._expected), str(r["bucket"]))
+        return f"<div>{self._prediction_line()}.</div>{body}"

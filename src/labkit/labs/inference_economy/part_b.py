@@ -1,34 +1,35 @@
-"""Lab 1 Part B: the state/KV memory wall."""
+"""Lab 1 Part B: the state/KV memory wall.
+
+The view: controls and charts bound to :func:`labkit.plans.workload.session_point`; the
+text is :mod:`~labkit.labs.inference_economy.part_b_spec`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import format_bytes, tex_num
+from labkit.core.format import format_bytes
 from labkit.core.grids import PRECISIONS, context_options
-from labkit.labs.common import ALL, Settings, computed, depends_on, metric_cards
+from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.inference_economy import part_b_spec as spec
 from labkit.labs.inference_economy.base import (
-    FEW_MAX,
     MAX_WINDOWS,
-    MODEST_MAX,
     Part,
     max_devices,
     session_bucket,
     unit_scale,
 )
-from labkit.physics.kvcache import weight_bytes
-from labkit.physics.memory import StateCapacity, state_capacity
-from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
-from labkit.plans.serving import (
-    counted,
-    state_reason,
-    track_capacity,
-)
+from labkit.labs.inference_economy.hints import find_fixes, hint_text
+from labkit.plans.serving import LeverFix
+from labkit.plans.workload import SessionPoint, StateCapacity, session_point
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 
-# -- Part B ---------------------------------------------------------------------------------
+CHECK_LABELS = {"memory": "the memory check", "batch": "the batch-slot check"}
+
 
 class PartB(Part):
     """How many live sessions (KV caches, or sensor windows + activations) fit beside weights.
@@ -37,6 +38,9 @@ class PartB(Part):
     precisions and devices but not the context (windows) control; the memory bars, the
     "you are here" point, the readout, callouts and math peek read every control.
     """
+
+    shows = (("max_batch_in_memory", "max_sessions"),)
+
 
     letter = "B"
 
@@ -71,28 +75,17 @@ class PartB(Part):
             c["context"] = lw.context_control(ctx0, self.model.max_context,
                                               256, "Context per session (tokens)")
         else:
-            self.act_bytes = {b: float(cnn_inference_time(self.hw, self.model, b, 1).bytes_moved)
-                              - weight_bytes(self.model, b) for b in PRECISIONS}
             self.grid = list(range(1, MAX_WINDOWS + 1))
-            c["windows"] = lw.int_control(self._held_label.capitalize(), 1, 1, MAX_WINDOWS)
+            c["windows"] = lw.int_control(spec.held_label(tr).capitalize(), 1, 1, MAX_WINDOWS)
         if self.max_dev > 1:
             c["devices"] = lw.devices_control(tr.devices_per_replica, self.max_dev,
                                               f"Devices per {tr.replica_noun}")
-
-    @property
-    def _held_label(self) -> str:
-        """What the CNN's windows control counts: the input one inference holds."""
-        return f"{self.track.input_noun} of input per inference"
-
-    def _count(self, n: int) -> str:
-        """``4 sessions``, ``1 frame in flight``: a count of the track's state holders."""
-        return counted(n, self.track.state_noun, self.track.state_nouns)
 
     def _setup_memory_chart(self) -> None:
         mem_max = self.hw.usable_memory_bytes * self.max_dev
         self.scale, self.unit = unit_scale(mem_max)
         tr = self.track
-        cats = [f"weights + 1 {tr.state_noun}"]
+        cats = [f"weights + {spec.count(tr, 1)}"]
         if self.slots > 1:
             cats.append(f"weights + {self.slots} batch slots")
         cats.append(f"weights + max {tr.state_nouns}")
@@ -133,7 +126,7 @@ class PartB(Part):
         self.figures["sessions"] = lw.figure(
             [self.m_sess_default, self.m_sess, self.m_slots, self.m_here], sx, sy,
             x_label=("context per session (tokens, log scale)" if self.is_lm
-                     else self._held_label),
+                     else spec.held_label(tr)),
             y_label=f"concurrent {tr.state_nouns} that fit",
             title=f"{tr.state_nouns.capitalize()} that fit as the state per {tr.state_noun} "
                   "grows", legend=True,
@@ -150,73 +143,55 @@ class PartB(Part):
             d["windows"] = 1
         return d
 
-    def _state_bytes(self, wb: int, windows: int) -> float:
-        return windows * self.track.window_bytes + self.act_bytes[wb]
-
-    def _capacity(self, s: Settings, x: float | None = None) -> StateCapacity:
+    def point(self, s: Mapping[str, object], x: float | None = None) -> SessionPoint:
+        """Part B's computed figures at settings ``s`` (``x``: another context / windows)."""
         tr = self.track
-        wb = int(s["weight_bits"])
-        dev = int(s.get("devices", tr.devices_per_replica))
-        if self.is_lm:
-            ctx = float(s["context"] if x is None else x)
-            return track_capacity(tr, context_tokens=ctx, weight_bits=wb,
-                                  kv_bits=int(s["kv_bits"]), devices_per_replica=dev)
-        win = int(s["windows"] if x is None else x)
-        return state_capacity(self.hw, self.model, weight_bits=wb, kv_bits=tr.kv_bits,
-                              devices_per_replica=dev,
-                              reserve_fraction=tr.memory_reserve_fraction,
-                              state_bytes_per_request=self._state_bytes(wb, win))
+        here = float(str(s["context"] if self.is_lm else s["windows"])) if x is None else x
+        return session_point(
+            tr, weight_bits=int(str(s["weight_bits"])),
+            kv_bits=int(str(s.get("kv_bits", tr.kv_bits))),
+            context_tokens=here if self.is_lm else None,
+            windows=1 if self.is_lm else int(here),
+            devices_per_replica=int(str(s.get("devices", tr.devices_per_replica))))
 
-    def _curve(self, s: Settings) -> list[int]:
+    def _capacity(self, s: Mapping[str, object], x: float | None = None) -> StateCapacity:
+        return self.point(s, x).capacity
+
+    def _curve(self, s: Mapping[str, object]) -> list[int]:
         return [self._capacity(s, x).max_sessions for x in self.grid]
 
     def _x_now(self, s: Settings) -> float:
         return float(s["context"] if self.is_lm else s["windows"])
 
-    def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
-        tr = self.track
-        cap = self.default_cap
-        state = (f"{tr.kv_bits}-bit KV cache at {int(tr.context_tokens or 0):,} tokens of "
-                 "context" if self.is_lm
-                 else f"{format_bytes(tr.window_bytes)} of input plus its activations")
-        q = (f"{lw.esc(tr.label)}: one {tr.replica_noun} of {cap.devices} x "
-             f"{lw.esc(self.hw.name)} holds the {tr.weight_bits}-bit weights of "
-             f"{lw.esc(self.model.name)}. With {state} per {tr.state_noun}, how many "
-             f"concurrent {tr.state_nouns} fit beside the weights?")
-        return q, [
-            ("One or none: memory fails almost at once", "one"),
-            (f"A few (2-{FEW_MAX}): state is the first wall", "few"),
-            (f"Tens ({FEW_MAX + 1}-{MODEST_MAX}): state is visible but not binding", "modest"),
-            (f"Many (more than {MODEST_MAX}): if the weights fit, everything fits", "many"),
-        ]
+    def _prediction_spec(self) -> Spec:
+        return spec.prediction_spec(self.track, self.hw, self.model, self.default_cap)
 
-    def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
-        tr = self.track
-        one, many = tr.state_noun, tr.state_nouns
-        q = (f"Once the weights are resident, what decides how many {many} one "
-             f"{tr.replica_noun} holds?")
-        opts = [(f"The bytes each live {one} holds against the memory left after the "
-                 "weights", "state"),
-                ("The device's peak FLOP/s", "compute"),
-                (f"Nothing: if the weights fit, every {one} fits", "weights_only"),
-                ("Only the number of devices, whatever the precision", "devices")]
-        rule = f"{many} = floor((memory - weights) / bytes per {one})"
-        held = "context" if self.is_lm else f"{tr.input_noun} of input"
-        good = (f"Right: {rule}. Precision, {held} and devices all act through that ratio.")
-        bad = (f"Not quite: {rule}. FLOP/s never appears; devices help only by adding "
-               "memory.")
-        return q, opts, "state", {v: (good if v == "state" else bad) for _, v in opts}
+    def _checkpoint_spec(self) -> CheckSpec:
+        return spec.checkpoint_spec(self.track)
 
     # -- shared values ---------------------------------------------------------------------
     @computed(ALL)
+    def _point(self, s: Settings) -> SessionPoint:
+        return self.point(s)
+
     def _cap(self, s: Settings) -> StateCapacity:
         """Capacity at the current settings."""
-        return self._capacity(s)
+        return self._point(s).capacity
 
     @computed("weight_bits", "kv_bits", "devices")
     def _sessions_curve(self, s: Settings) -> np.ndarray:
         """Sessions that fit at every point of the context (windows) grid."""
         return np.asarray(self._curve(s), dtype=float)
+
+    def failed(self, s: Mapping[str, object]) -> tuple[str, ...]:
+        """Part B's checks: ``memory`` (weights + one fit), ``batch`` (every slot fits)."""
+        cap = self._capacity(s)
+        return (("memory",) if cap.oom else ()) + (
+            ("batch",) if cap.max_sessions < self.slots else ())
+
+    @computed(ALL)
+    def _fixes(self, s: Settings) -> dict[str, LeverFix]:
+        return find_fixes(s, self.controls, self.failed) if self.failed(s) else {}
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)
@@ -249,7 +224,7 @@ class PartB(Part):
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
-        """Results, readout cards and callouts."""
+        """Results and readout cards."""
         tr = self.track
         cap = self._cap(s)
         per, n = cap.bytes_per_session, cap.max_sessions
@@ -274,32 +249,25 @@ class PartB(Part):
              f"{cap.devices} device(s), {tr.memory_reserve_fraction:.0%} reserve",
              lw.PALETTE["grey"]),
         ]))
-        self._set_callouts(s, cap)
 
-    def _set_callouts(self, s: Settings, cap: StateCapacity) -> None:
+    def _hint(self, s: Settings, name: str) -> str | None:
+        fix = self._fixes(s).get(name)
+        return None if fix is None else hint_text(self.controls, fix,
+                                                 lambda n: CHECK_LABELS.get(n, n))
+
+    @depends_on(ALL)
+    def _set_callouts(self, s: Settings) -> None:
         tr = self.track
+        cap = self._cap(s)
         n = cap.max_sessions
-        levers = ["lower the weight precision"]
-        if self.is_lm:
-            levers += ["lower the KV precision", "shorten the context"]
-        else:
-            levers.append(f"hold fewer {self._held_label}")
-        if "devices" in self.controls:
-            levers.append(f"add devices per {tr.replica_noun}")
-        recovery = ", ".join(levers)
-        self.callouts["oom"].set(
-            cap.oom, f"Out of memory: weights + one {tr.state_noun} do not fit",
-            lw.esc(state_reason(tr, cap)) + f". There is no negative count of {tr.state_nouns}: "
-            f"the {tr.replica_noun} cannot run at all.", recovery)
+        self.callouts["oom"].set(cap.oom, *spec.oom_text(tr, cap), self._hint(s, "memory"))
         short = (not cap.oom) and n < self.slots
-        self.callouts["batch_cap"].set(
-            short, f"Memory caps the batch at {n} of {self.slots} slots",
-            f"The scheduler wants {self.slots} concurrent {tr.state_nouns}; only {n} fit.",
-            recovery)
+        self.callouts["batch_cap"].set(short, *spec.batch_cap_text(tr, n, self.slots),
+                                       self._hint(s, "batch"))
         self._set_floor(s, cap)
         nxt = self._next_step(s)
         self.callouts["boundary"].set(
-            (not cap.oom) and not short, f"{self._count(n)} fit",
+            (not cap.oom) and not short, f"{spec.count(tr, n)} fit",
             f"{nxt[0].upper()}{nxt[1:]}.")
 
     def floor_peers(self, s: Settings, cap: StateCapacity) -> list[int]:
@@ -322,41 +290,12 @@ class PartB(Part):
         if not peers or cap.oom:
             self.callouts["floor"].clear()
             return
-        b = int(s["weight_bits"])
-        prec = cnn_compute_precision(self.hw, b).upper()
-        same = " and ".join(f"{p}-bit" for p in peers)
-        self.callouts["floor"].show(
-            f"{b}-bit weights fit the same {self._count(cap.max_sessions)} as {same}",
-            f"The weights live in flash ({format_bytes(cap.weight_bytes)} of "
-            f"{format_bytes(cap.weight_limit_bytes)}); memory holds the input and "
-            f"activations of each {self.track.state_noun}, "
-            f"{format_bytes(cap.bytes_per_session)}, kept at the {prec} "
-            "compute precision whatever the weight precision. So the bars do not move: "
-            "only the flash figure does.")
+        self.callouts["floor"].show(*spec.floor_text(self.track, self._point(s),
+                                                     int(s["weight_bits"]), peers))
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        tr = self.track
-        cap = self._cap(s)
-        per, n = cap.bytes_per_session, cap.max_sessions
-        w_here = cap.weight_bytes if cap.weight_location == "memory" else 0.0
-        x_now = self._x_now(s)
-        unit = "context" if self.is_lm else f"{tr.input_noun} of input"
-        sub = "session" if self.is_lm else "state"
-        per_tex = (f"\\text{{kv\\_bytes\\_per\\_token}} \\times {int(x_now):,} \\times "
-                   f"\\text{{TP share}}" if self.is_lm
-                   else f"{int(x_now)} \\times {tex_num(tr.window_bytes)} + "
-                        f"{tex_num(self.act_bytes[int(s['weight_bits'])])}")
-        self.math.update(
-            f"<p>{tr.state_nouns.capitalize()} that fit on one {tr.replica_noun} (weights "
-            f"in {cap.weight_location}):</p>"
-            "$$N = \\left\\lfloor \\frac{M_{\\text{usable}} - W}"
-            f"{{S_{{\\text{{{sub}}}}}}} "
-            f"\\right\\rfloor = \\left\\lfloor \\frac{{{tex_num(cap.memory_bytes)} - "
-            f"{tex_num(w_here)}}}{{{tex_num(per)}}} \\right\\rfloor = {n}$$"
-            f"$$S_{{\\text{{{sub}}}}} = {per_tex} = {tex_num(per)}\\ \\text{{bytes}}$$"
-            f"<p>The state grows linearly with the {unit}; weights shrink with precision. "
-            "Source: <code>labkit.physics.memory.state_capacity</code>.</p>")
+        self.math.update(spec.math_html(self.track, self._point(s)))
 
     def _next_step(self, s: Settings) -> str:
         x = s["context"] if self.is_lm else s["windows"]
@@ -367,22 +306,13 @@ class PartB(Part):
                     "allow")
         nxt = grid[i + 1]
         n2 = self._capacity(s, nxt).max_sessions
-        what = f"{lw.format_tokens(int(nxt))} tokens of context" if self.is_lm \
-            else f"{nxt} {self._held_label}"
-        return f"at {what} only {self._count(n2)} fit"
+        what = (f"{lw.format_tokens(int(nxt))} tokens of context" if self.is_lm
+                else f"{int(nxt)} {spec.held_label(self.track)}")
+        return f"at {what} only {spec.count(self.track, n2)} fit"
 
     def _reveal_body(self) -> str:
-        tr = self.track
         r = self.results
-        cap0 = self.default_cap
-        return (
-            f"<div>{self._prediction_line()}.</div>"
-            f"<div>At the track defaults: {lw.esc(state_reason(tr, cap0))} → <b>"
-            f"{self.predict.label_for(self._expected)}</b>.</div>"
-            f"<div>With your current settings: <b>"
-            f"{'OOM' if r['oom'] else self._count(r['max_sessions'])}</b> "
-            f"(bucket: {r['bucket']}).</div>"
-            f"<div style='color:#5d6d7e'>Why: once the weights are resident, every live "
-            f"{tr.state_noun} holds its own state. Memory left after the weights divided by "
-            f"the state per {tr.state_noun} is the concurrency ceiling; FLOP/s never "
-            "enters.</div>")
+        now = "OOM" if r["oom"] else spec.count(self.track, int(r["max_sessions"]))
+        body = spec.reveal_text(self.track, self.default_cap,
+                                self.predict.label_for(self._expected), now, str(r["bucket"]))
+        return f"<div>{self._prediction_line()}.</div>{body}"

@@ -1,4 +1,10 @@
-"""Lab 1 Part D: the release review against the guardrails."""
+"""Lab 1 Part D: the release review against the guardrails.
+
+The view: controls, chart and table bound to :func:`labkit.plans.serving.serving_plan`,
+:func:`~labkit.plans.serving.routed_release` and
+:func:`~labkit.plans.serving.guardrail_ratios`; the text is
+:mod:`~labkit.labs.inference_economy.part_d_spec`.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +12,22 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-import ipywidgets as ipw
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import fmt_num, fmt_time, tex_num
+from labkit.core.format import fmt_num, fmt_time
 from labkit.labs.common import (
     ALL,
+    CheckSpec,
     Settings,
+    Spec,
     computed,
     depends_on,
     html_table,
     metric_cards,
     pass_mark,
 )
+from labkit.labs.inference_economy import part_d_spec as spec
 from labkit.labs.inference_economy.base import (
     Part,
     event_noun,
@@ -27,23 +35,32 @@ from labkit.labs.inference_economy.base import (
     guardrail_label,
     max_devices,
 )
-from labkit.physics.batching import POLICIES, POLICY_LABELS, PolicyResult
+from labkit.labs.inference_economy.hints import control_values, find_fixes, hint_text
+from labkit.labs.inference_economy.part_c_spec import metric_name
+from labkit.labs.inference_economy.part_d_spec import LIMIT_RATIO, TIER_BITS
 from labkit.plans.design import OFF_SCALE
 from labkit.plans.serving import (
     GUARDRAILS,
     GuardrailReport,
     LeverFix,
     RoutedRelease,
-    lever_fixes,
+    ServingPlan,
+    daily_basis,
+    guardrail_ratios,
     routed_release,
     serving_plan,
 )
+from labkit.plans.workload import POLICIES, POLICY_LABELS
 
-TIER_BITS = 4           # the routed tier: the same model at the lowest weight precision
 ROUTE_MAX_PCT = 90.0    # some traffic always stays on the main plan
 ROUTE_STEP_PCT = 10.0
 
 # -- Part D ---------------------------------------------------------------------------------
+
+def plan_basis(plan: ServingPlan) -> str:
+    """Which plan Part D's cards show (the student's, not the track's default)."""
+    return f"this plan, {POLICY_LABELS[plan.policy]}"
+
 
 class PartD(Part):
     """Release review: candidates side by side against memory, SLO, quality and cost.
@@ -61,24 +78,19 @@ class PartD(Part):
     ``share_pct``).
     """
 
+    shows = (("cost_per_day_provisioned", "daily_cost"), ("devices", "total_devices"))
+
+    def shown_basis(self, name: str) -> str:
+        return str(self.results.get("plan_basis", ""))
+
+
     letter = "D"
 
     def _setup(self) -> None:
         tr = self.track
         self.is_lm = tr.is_transformer
         self.max_dev = max_devices(tr)
-        self.candidates = {
-            "naive": ("Naive: as released, one at a time",
-                      {"weight_bits": 16, "kv_bits": 16, "policy": "none",
-                       "devices_per_replica": tr.devices_per_replica}),
-            "default": ("Track default plan",
-                        {"weight_bits": tr.weight_bits, "kv_bits": tr.kv_bits,
-                         "policy": tr.default_policy,
-                         "devices_per_replica": tr.devices_per_replica}),
-            "lean": ("Lowest precision, continuous",
-                     {"weight_bits": 4, "kv_bits": tr.min_kv_bits, "policy": "continuous",
-                      "devices_per_replica": tr.devices_per_replica}),
-        }
+        self.candidates = spec.candidates(tr)
         self._alt_cache: dict[float, dict[str, GuardrailReport]] = {}
         self._eval_cache: dict[tuple[object, ...], RoutedRelease] = {}
         self.levers: dict[str, tuple[tuple[str, object], ...]] = {}
@@ -95,11 +107,12 @@ class PartD(Part):
             [guardrail_label(g) for g in GUARDRAILS], np.zeros((4, 4)), gx, gy,
             colors=[lw.PALETTE["grey"], lw.PALETTE["purple"], lw.PALETTE["teal"],
                     lw.PALETTE["blue"]], labels=self.cand_names, kind="grouped", legend=True)
-        self.m_limit = lw.hline_mark(1.0, gy, color=lw.PALETTE["red"], label="limit",
+        self.m_limit = lw.hline_mark(LIMIT_RATIO, gy, color=lw.PALETTE["red"], label="limit",
                                      legend=True)
         self.figures["guardrails"] = lw.figure(
             [self.m_guard, self.m_limit], gx, gy, x_label="guardrail",
-            y_label=f"value / limit (above 1 fails; {OFF_SCALE:g} = off scale or n/a)",
+            y_label=(f"value / limit (above {LIMIT_RATIO:g} fails; capped at {OFF_SCALE:g}: "
+                     "off scale or n/a, the table has the value)"),
             title="Release candidates against each guardrail", legend=True, height=320)
         for g in GUARDRAILS:
             self.callouts[g] = lw.Callout("danger")
@@ -162,22 +175,9 @@ class PartD(Part):
         return self._alt_cache[key]
 
     def _ratios(self, g: GuardrailReport, tier: GuardrailReport | None = None) -> list[float]:
-        tr = self.track
-        plans = [g.plan] + ([] if tier is None else [tier.plan])
-        out = []
-        for chk in g.checks:
-            if chk.value is None:
-                out.append(OFF_SCALE)
-                continue
-            ratio = chk.value / chk.limit if chk.limit else OFF_SCALE
-            if chk.name == "quality" and self.is_lm:
-                ratio = max(ratio, *(tr.min_kv_bits / p.kv_bits for p in plans))
-            results = [p.policy_result for p in plans if p.policy_result is not None]
-            if chk.name == "slo" and results:
-                ratio = (max(pr.slo_ratio for pr in results)
-                         if all(pr.stable for pr in results) else OFF_SCALE)
-            out.append(float(min(OFF_SCALE, ratio)))
-        return out
+        """The chart's bars: :func:`guardrail_ratios` capped at OFF_SCALE (text never
+        names a capped bar as the value)."""
+        return [float(min(OFF_SCALE, r)) for r in guardrail_ratios(self.track, g, tier)]
 
     def _spec(self, s: Settings) -> dict[str, object]:
         tr = self.track
@@ -186,35 +186,11 @@ class PartD(Part):
                 "policy": str(s["policy"]),
                 "devices_per_replica": int(s.get("devices", tr.devices_per_replica))}
 
-    def _prediction_spec(self) -> tuple[str, list[tuple[str, str]]]:
-        tr = self.track
-        kv = " and KV cache" if self.is_lm else ""
-        q = (f"{lw.esc(tr.label)}: the naive release candidate ships the model as released "
-             f"(16-bit weights{kv}), serves one {event_noun(tr)} at a time on "
-             f"{tr.devices_per_replica} device(s) per {tr.replica_noun}, at the full forecast "
-             "demand. "
-             "Which guardrail binds first (checked in the order memory, SLO, quality, cost)?")
-        return q, [
-            (f"Memory: weights + one {tr.state_noun} do not fit", "memory"),
-            ("SLO: the latency target is missed", "slo"),
-            ("Quality: the precision loses too much", "quality"),
-            ("Cost: the daily budget is exceeded", "cost"),
-            ("None: it passes every guardrail", "none"),
-        ]
+    def _prediction_spec(self) -> Spec:
+        return spec.prediction_spec(self.track)
 
-    def _checkpoint_spec(self) -> tuple[str, list[tuple[str, str]], str, dict[str, str]]:
-        tr = self.track
-        q = "What objective should the release review enforce?"
-        opts = [("The lowest recurring cost subject to every guardrail passing", "constrained"),
-                (f"The fewest {tr.replica_nouns}, even if the tail latency rises", "replicas"),
-                ("The largest batch first", "batch"),
-                (f"The biggest {tr.replica_noun} available", "largest")]
-        good = ("Right: a plan ships only when memory, SLO, quality and cost pass together; "
-                "among those, the cheapest recurring cost wins.")
-        bad = ("Not quite: a single-metric objective trades away another guardrail. A plan "
-               "ships only when all pass; then take the cheapest.")
-        return q, opts, "constrained", {v: (good if v == "constrained" else bad)
-                                        for _, v in opts}
+    def _checkpoint_spec(self) -> CheckSpec:
+        return spec.checkpoint_spec(self.track)
 
     # -- shared values ---------------------------------------------------------------------
     @staticmethod
@@ -244,41 +220,22 @@ class PartD(Part):
                                                    self._routed(s)).report.checks
                      if not c.passed)
 
-    def _candidate_values(self, name: str) -> list[object]:
-        """The values a control offers: its options, or every step of its slider."""
-        ctl = self.controls[name]
-        opts = getattr(ctl, "options", None)
-        if opts:
-            return [o[1] if isinstance(o, tuple) else o for o in opts]
-        step = float(ctl.step)
-        vals = np.arange(float(ctl.min), float(ctl.max) + step / 2, step)
-        if isinstance(ctl, ipw.IntSlider):
-            return [round(float(x)) for x in vals]
-        return [round(float(x), 6) for x in vals]
+    def failed(self, s: Mapping[str, object]) -> tuple[str, ...]:
+        """The guardrails failing at settings ``s`` (the check every hint re-runs)."""
+        return self._failed(s)
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
-        """For each failing guardrail, one control value that passes it (computed)."""
-        return lever_fixes(s, {n: self._candidate_values(n) for n in self.controls},
-                           self._failed)
+        """For each failing guardrail, one control value (else a pair) that passes it."""
+        return find_fixes(s, self.controls, self._failed, pairs=True)
 
-    def _change_text(self, key: str, value: object) -> str:
-        ctl = self.controls[key]
-        label = (self.option_label(key, value) if getattr(ctl, "options", None)
-                 else format(value, str(getattr(ctl, "readout_format", "") or "g")))
-        return f"{lw.esc(ctl.description)}: <b>{lw.esc(label)}</b>"
+    def _candidate_values(self, name: str) -> list[object]:
+        """The values a control offers: its options, or every step of its slider."""
+        return control_values(self.controls[name])
 
     def _hint(self, fix: LeverFix) -> str:
         """A recovery hint naming the computed fix (or saying none was found)."""
-        if not fix.found:
-            return ("no change of one or two controls here passes it from these settings")
-        rest = fix.still_failing
-        after = ("then every guardrail passes" if not rest else
-                 f"then {', '.join(guardrail_label(n) for n in rest)} still fail"
-                 + ("s" if len(rest) == 1 else ""))
-        moves = " and ".join(self._change_text(k, val) for k, val in fix.changes)
-        lead = "" if len(fix.changes) == 1 else "no single control passes it; together, "
-        return f"{lead}{moves} pass{'es' if len(fix.changes) == 1 else ''} it ({after})"
+        return hint_text(self.controls, fix, guardrail_label, pairs=True)
 
     @computed("share_pct")
     def _alts(self, s: Settings) -> dict[str, GuardrailReport]:
@@ -300,43 +257,54 @@ class PartD(Part):
     def _show_numbers(self, s: Settings) -> None:
         """Results and readout cards."""
         tr = self.track
-        share, spec = self._share(s), self._spec(s)
+        share, plan_spec = self._share(s), self._spec(s)
         rr, alts = self._mine_routed(s), self._alts(s)
         mine = rr.report
-        plan = mine.plan
         daily = rr.daily_cost
         default_cost = alts["default"].plan.daily_cost
+        ratios = guardrail_ratios(tr, mine, self._tier_report(s))
         self.results = {
             "passed": mine.passed, "binding": mine.binding, "reason": mine.reason,
-            "spec": spec, "demand_share": share, "feasible": plan.feasible,
+            "spec": plan_spec, "demand_share": share, "feasible": mine.plan.feasible,
             "routed_share": rr.routed_share, "start_candidate": self.start,
             "replicas": rr.replicas, "total_devices": rr.total_devices,
-            "daily_cost": daily, "daily_budget": tr.daily_budget,
-            "cost_unit": tr.cost_unit,
+            "daily_cost": daily, "daily_basis": daily_basis(tr, mine.plan),
+            "plan_basis": plan_basis(mine.plan),
+            "daily_budget": tr.daily_budget, "cost_unit": tr.cost_unit,
             "levers": {n: [list(c) for c in f.changes] for n, f in self._fixes(s).items()},
             "cost_vs_default": (None if daily is None or not default_cost
                                 else daily / default_cost),
             "checks": {c.name: {"passed": c.passed, "value": c.value, "limit": c.limit,
                                 "unit": c.unit, "detail": c.detail} for c in mine.checks},
+            "ratios": dict(zip(GUARDRAILS, ratios, strict=True)),
             "naive_binding": self.naive_report.binding, "expected": self._expected,
             "candidates": {k: {"binding": g.binding, "passed": g.passed,
                                "daily_cost": g.plan.daily_cost}
                            for k, g in alts.items()},
         }
-        u = tr.cost_unit
-        self._set_readout(metric_cards([
+        self._set_readout(metric_cards(self._cards(s, rr)))
+
+    def _cards(self, s: Settings, rr: RoutedRelease) -> list[tuple[str, str, str, str]]:
+        tr = self.track
+        u, share, mine = tr.cost_unit, self._share(s), rr.report
+        plan = mine.plan
+        fleet = (f"{rr.total_devices} device(s) in total, sized with "
+                 f"{'prefill' if self.is_lm else 'the whole pass'} and the "
+                 f"{tr.max_utilisation:.0%} utilisation cap"
+                 + (f"; {rr.routed_share:.0%} of requests on the {TIER_BITS}-bit tier"
+                    if rr.tier is not None else ""))
+        return [
             ("verdict", "ships" if mine.passed else f"{mine.binding} binds",
              "all four guardrails" if mine.passed else "first failing guardrail",
              lw.PALETTE["green"] if mine.passed else lw.PALETTE["red"]),
-            (tr.replica_nouns, f"{rr.replicas}", f"{rr.total_devices} device(s) in total"
-             + (f", {rr.routed_share:.0%} of requests on the {TIER_BITS}-bit tier"
-                if rr.tier is not None else ""), lw.PALETTE["blue"]),
-            ("daily cost", fmt_cost(daily, u),
-             f"this plan, {POLICY_LABELS[plan.policy]}; budget {fmt_cost(tr.daily_budget, u)}",
-             lw.PALETTE["orange"]),
+            (tr.replica_nouns, f"{rr.replicas}", fleet, lw.PALETTE["blue"]),
+            ("daily cost (" + ("provisioned" if u == "USD" else "busy") + ")",
+             fmt_cost(rr.daily_cost, u),
+             f"{plan_basis(plan)}; {daily_basis(tr, plan)}; budget "
+             f"{fmt_cost(tr.daily_budget, u)}", lw.PALETTE["orange"]),
             ("demand", f"{fmt_num(tr.demand_rate_per_s * share)} {event_noun(tr)}s/s",
              f"{share:.0%} of forecast", lw.PALETTE["grey"]),
-        ]))
+        ]
 
     @depends_on(ALL)
     def _show_table(self, s: Settings) -> None:
@@ -369,73 +337,34 @@ class PartD(Part):
                 else f"<b style='color:#c0392b'>{guardrail_label(g.binding or '')} binds</b>",
             ])
         self._set_details(html_table(
-            ["candidate", "configuration", tr.replica_nouns, "cost/day", "tail latency", "memory",
-             "SLO", "quality", "cost", "verdict"], rows))
+            ["candidate", "configuration", tr.replica_nouns,
+             f"{tr.cost_unit}/day ({'provisioned' if tr.cost_unit == 'USD' else 'busy'})",
+             metric_name(tr), "memory", "SLO", "quality", "cost", "verdict"], rows))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
         mine = self._mine(s)
         fixes = self._fixes(s)
         self.levers = {n: f.changes for n, f in fixes.items()}
-        titles = {"memory": "Memory guardrail fails (OOM)", "slo": "SLO guardrail fails",
-                  "quality": "Quality guardrail fails", "cost": "Over the daily budget"}
         for chk in mine.checks:
             fix = fixes.get(chk.name)
-            self.callouts[chk.name].set(not chk.passed, titles[chk.name], lw.esc(chk.detail),
+            self.callouts[chk.name].set(not chk.passed, spec.TITLES[chk.name],
+                                        lw.esc(chk.detail),
                                         None if fix is None else self._hint(fix))
-        ratios = self._ratios(mine, self._tier_report(s))
-        closest = max(range(4), key=lambda i: ratios[i])
+        ratios = guardrail_ratios(self.track, mine, self._tier_report(s))
         self.callouts["boundary"].set(
             mine.passed, "Your candidate ships: every guardrail passes",
-            f"{guardrail_label(GUARDRAILS[closest]).capitalize()} is closest to its limit "
-            f"({ratios[closest]:.0%} of it).")
+            spec.boundary_text(ratios, OFF_SCALE))
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
         tr = self.track
-        share = self._share(s)
         rr = self._mine_routed(s)
-        plan = rr.main
-        pr = plan.policy_result
-        lam = tr.demand_rate_per_s * share * (1 - rr.routed_share)
-        cap_txt = (f"{fmt_num(plan.replica_capacity_requests_per_s)}" if plan.feasible
-                   else "0 (OOM)")
-        self.math.update(
-            f"<p>{tr.replica_nouns.capitalize()} R for the demand λ at most u_max busy (μ: "
-            f"what one {tr.replica_noun} serves), and the daily cost:</p>"
-            "$$R = \\left\\lceil \\frac{\\lambda}{u_{\\max}\\,\\mu} "
-            f"\\right\\rceil = \\left\\lceil \\frac{{{tex_num(lam)}}}"
-            f"{{{tr.max_utilisation:g} \\times {cap_txt}}} \\right\\rceil = {plan.replicas}$$"
-            + ("" if rr.tier is None else
-               f"<p>The {rr.routed_share:.0%} routed to the {TIER_BITS}-bit tier run on "
-               f"{rr.tier.replicas} more {tr.replica_noun}(s), sized the same way; quality "
-               "loss is the "
-               f"traffic-weighted mean.</p>")
-            + ("<p>Rented: cost/day = devices × price/h × active hours.</p>"
-               if tr.cost_unit == "USD" else
-               "<p>Owned: energy/day = devices × power × busy time / J per unit.</p>")
-            + "<p>Ship only if memory ∧ SLO ∧ quality ∧ cost all pass; the first failure "
-            "(in that order) binds. "
-            + (f"Now: {self._metric_text(pr)}. " if pr is not None else "")
-            + "Source: <code>labkit.plans.serving.serving_plan</code>, "
-            "<code>labkit.plans.serving.release_guardrails</code>.</p>")
-
-    def _metric_text(self, pr: PolicyResult) -> str:
-        tr = self.track
-        q = "max" if tr.slo_quantile >= 1 else f"p{tr.slo_quantile * 100:g}"
-        metric = "TPOT" if tr.slo_kind == "tpot" else "latency"
-        return (f"{q} {metric} {fmt_time(pr.slo_value_s)} vs SLO {fmt_time(tr.slo_s)}, "
-                f"utilisation {pr.utilisation:.0%}")
+        lam = tr.demand_rate_per_s * self._share(s) * (1 - rr.routed_share)
+        self.math.update(spec.math_html(tr, rr, lam, daily_basis(tr, rr.main)))
 
     def _reveal_body(self) -> str:
-        r = self.results
         g = self.naive_report
-        naive = (f"<b>{self.predict.label_for(self._expected)}</b>: {lw.esc(g.reason)}")
-        mine = ("your candidate passes every guardrail" if r["passed"]
-                else f"your candidate is blocked by <b>{r['binding']}</b>")
-        return (
-            f"<div>{self._prediction_line()}.</div>"
-            f"<div>Naive candidate → {naive}.</div>"
-            f"<div>With your current settings {mine}.</div>"
-            "<div style='color:#5d6d7e'>Why: a release ships only when all four guardrails "
-            "pass together. Fixing the one that binds often exposes the next.</div>")
+        body = spec.reveal_text(self.predict.label_for(self._expected), g.reason,
+                                self.results)
+        return f"<div>{self._prediction_line()}.</div>{body}"

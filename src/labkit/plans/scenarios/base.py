@@ -111,6 +111,13 @@ class Evaluation:
             raise TypeError(f"metric daily_cost must be a number, got {x!r}")
         return float(x)
 
+    def extended(self, constraints: Sequence[Constraint], metrics: Metrics) -> Evaluation:
+        """This evaluation with ``constraints`` appended (a name already present is
+        replaced in place) and ``metrics`` merged in."""
+        cons = dict(self.constraints)
+        cons.update(_named(constraints))
+        return Evaluation(cons, {**self.metrics, **metrics}, self.devices)
+
     def as_dict(self) -> JSONDict:
         return {"constraints": {n: c.as_dict() for n, c in self.constraints.items()},
                 "failed": list(self.failed), "feasible": self.feasible,
@@ -239,7 +246,27 @@ class Scenario(ABC):
 
     @abstractmethod
     def evaluate(self, track: Track, config: Config) -> Evaluation:
-        """A normalised design against every constraint of the track."""
+        """A normalised design against the track's constraints of steady operation."""
+
+    def serving_constraints(self, track: Track, config: Config,
+                            evaluation: Evaluation) -> tuple[Sequence[Constraint], Metrics]:
+        """Constraints of serving the demand on the design beyond :meth:`evaluate`'s (a
+        fleet: each request's prefill and time to first token on the same replicas, and the
+        utilisation cap), with the metrics behind them; none by default."""
+        return (), {}
+
+    def over_budget_reference(self, track: Track) -> ReferenceDesign | None:
+        """When no design fits the budget: the fewest that meets every other constraint
+        (what the budget would have to pay for); None by default."""
+        return None
+
+    def check(self, track: Track, config: Config) -> Evaluation:
+        """A normalised design against every constraint: :meth:`evaluate`, then
+        :meth:`serving_constraints` (what :func:`labkit.plans.design.design_check` and the
+        reference search judge a design by)."""
+        ev = self.evaluate(track, config)
+        extra, metrics = self.serving_constraints(track, config, ev)
+        return ev.extended(extra, metrics) if extra or metrics else ev
 
     def normalise(self, track: Track, config: object) -> Config:
         """``config`` completed with :meth:`defaults` and validated (unknown keys raise)."""
@@ -278,7 +305,7 @@ class Scenario(ABC):
         best: tuple[Rank, Config, int] | None = None
         for group in self.grid(track):
             for cfg in group:
-                ev = self.evaluate(track, self.normalise(track, cfg))
+                ev = self.check(track, self.normalise(track, cfg))
                 if not ev.feasible:
                     if self.exhausts_group(ev):
                         break
@@ -294,7 +321,7 @@ class Scenario(ABC):
                search: ParallelismSearch | None = None) -> ReferenceDesign:
         """A chosen design as a :class:`ReferenceDesign` (normalised and evaluated)."""
         cfg = self.normalise(track, config)
-        ev = self.evaluate(track, cfg)
+        ev = self.check(track, cfg)
         return ReferenceDesign(cfg, devices, ev.daily_cost, ev, search, self.extras(track))
 
     def answer(self, reference: ReferenceDesign | None) -> str:

@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 from labkit.core import validation as v
+from labkit.core.format import fmt_tokens
 from labkit.core.grids import PRECISIONS
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.capacity import SLO_TARGETS
@@ -16,8 +17,8 @@ from labkit.plans.workload import track_phases
 from labkit.tracks import Track
 
 __all__ = [
-    "BATCH_SLO_TPOT_S", "CONTEXT_BUCKETS", "DESIGN_MAX_DEVICES", "DESIGN_MODE",
-    "DEVICE_BUCKETS", "DUTY_BUCKETS", "MODES", "OFF_SCALE", "active_seconds",
+    "BATCH_SLO_TPOT_S", "CONTEXT_ABOVE", "CONTEXT_BUCKETS", "DESIGN_MAX_DEVICES", "DESIGN_MODE",
+    "DEVICES_ABOVE", "DEVICE_BUCKETS", "DUTY_BUCKETS", "MODES", "OFF_SCALE", "active_seconds",
     "allowed_precisions", "constraint", "context_bucket", "context_tokens", "device_bucket",
     "duty_bucket", "fleet_users", "quality_check", "slo_class", "slo_tpot",
 ]
@@ -26,7 +27,8 @@ MODES = ("peak", "achievable")
 DESIGN_MODE = "achievable"     # Parts B-D size real systems: derated roofline
 DESIGN_MAX_DEVICES = 512       # largest fleet layout Parts C and D enumerate
 BATCH_SLO_TPOT_S = 1.0         # "batch" workloads have no TPOT target: 1 s/token cap
-DEVICE_BUCKETS = ((4, "1-4"), (8, "5-8"), (16, "9-16"), (32, "17-32"), (64, "33-64"))
+DEVICE_BUCKETS = ((4, "1-4"), (8, "5-8"), (16, "9-16"), (32, "17-32"), (64, "33-64"),
+                  (128, "65-128"), (256, "129-256"), (512, "257-512"))
 CONTEXT_BUCKETS = ((1024, "under 1k"), (2048, "1k-2k"), (4096, "2k-4k"), (8192, "4k-8k"))
 DUTY_BUCKETS = ((0.05, "below 5%"), (0.10, "5-9%"), (0.25, "10-24%"), (0.5, "25-49%"),
                 (0.999, "50-99%"))
@@ -41,16 +43,21 @@ def _bucket(x: float, buckets: Sequence[tuple[float, str]], top: str) -> str:
     return top
 
 
+DEVICES_ABOVE = f"more than {DEVICE_BUCKETS[-1][0]}"  # the bucket past the last
+CONTEXT_ABOVE = f"{fmt_tokens(CONTEXT_BUCKETS[-1][0])} or more"
+
+
 def device_bucket(n: int | None) -> str:
-    """'1-4' | '5-8' | '9-16' | '17-32' | '33-64' | 'more than 64' | 'none fits'."""
-    return "none fits" if n is None else _bucket(n, DEVICE_BUCKETS, "more than 64")
+    """One of :data:`DEVICE_BUCKETS`' labels ('1-4' ... '257-512'), :data:`DEVICES_ABOVE`
+    or 'none fits' (None: no design passes every constraint)."""
+    return "none fits" if n is None else _bucket(n, DEVICE_BUCKETS, DEVICES_ABOVE)
 
 
 def context_bucket(tokens: float | None) -> str:
     """'under 1k' | '1k-2k' | '2k-4k' | '4k-8k' | '8k or more' | 'none fits' (tokens)."""
     if tokens is None:
         return "none fits"
-    return _bucket(tokens - 1, CONTEXT_BUCKETS, "8k or more")
+    return _bucket(tokens - 1, CONTEXT_BUCKETS, CONTEXT_ABOVE)
 
 
 def duty_bucket(duty: float | None) -> str:

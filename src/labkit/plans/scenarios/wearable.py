@@ -14,7 +14,7 @@ from labkit.core import validation as v
 from labkit.core.format import fmt_count, fmt_energy, format_bytes
 from labkit.physics import edge
 from labkit.physics.kvcache import weight_bytes
-from labkit.physics.phases import cnn_inference_time, front_end_ops_per_s
+from labkit.physics.phases import cnn_inference_time, decision_time, front_end_ops_per_s
 from labkit.plans.scenarios.base import (
     Config,
     ConfigValue,
@@ -57,12 +57,13 @@ def ring_window(tr: Track, weight_bits: int) -> dict[str, float]:
     prof = edge.edge_profile(hw.id)
     m = get_model(tr.model_id)
     dev = cnn_inference_time(hw, m, weight_bits, 1, DESIGN_MODE)
+    decide = float(decision_time(hw, tr.window_bytes, DESIGN_MODE))  # as Lab 1 times it
     host_s = 0.0
     if prof is not None and prof.host_hardware_id is not None:
         host_s = float(cnn_inference_time(prof.host_hardware_id, m, weight_bits, 1,
                                           DESIGN_MODE).latency_s)
     act = float(dev.bytes_moved) - weight_bytes(m, weight_bits)
-    out = {"model_s": float(dev.latency_s), "host_s": host_s,
+    out = {"model_s": float(dev.latency_s) + decide, "host_s": host_s,
            "window_bytes": tr.window_bytes, "activation_bytes": act,
            "state_bytes": tr.window_bytes + act, "weights_bytes": weight_bytes(m, weight_bits),
            "flash_bytes": float(hw.flash_bytes or 0.0),
@@ -106,7 +107,9 @@ def _constraints(tr: Track, weight_bits: int, duty: float, rw: Mapping[str, floa
         quality_check(tr, weight_bits, None),
         Constraint.compare("energy", daily, tr.daily_budget, "mWh/day",
                            f"{fmt_count(windows_day)} windows/day x {fmt_energy(sc.energy_j)} "
-                           f"= {fmt_count(daily)} mWh/day vs {tr.budget_text}"),
+                           f"(front end {fmt_energy(sc.front_end_j)} + model "
+                           f"{fmt_energy(sc.model_j)} + BLE {fmt_energy(sc.radio_j + sc.idle_j)})"
+                           f" = {fmt_count(daily)} mWh/day vs {tr.budget_text}"),
         constraint("coverage", duty >= floor - 1e-9, duty, floor, "share of windows",
                    f"processes {duty:.0%} of windows; the product needs at least {floor:.0%}",
                    sense="min"),

@@ -1,0 +1,117 @@
+"""View helpers shared by Lab 2's edge parts (handheld, wearable, vehicle; Parts B and C):
+recovery hints found by moving one control on screen (:func:`find_lever`), the label of a
+control's value, math-peek equations that print their terms and their result from the same
+fields (:func:`tex_eq`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import ipywidgets as ipw
+import numpy as np
+
+from labkit.core.format import fmt_count, fmt_pct, tex_num
+from labkit.labs.common import LabPart, Settings
+
+NO_LEVER = "no single control here fixes it"
+
+
+def control_values(ctl: ipw.ValueWidget) -> list[object]:
+    """Every value a control offers (a log slider: its grid stops; a slider: its steps, or
+    25 points across it)."""
+    opts = getattr(ctl, "options", None)
+    if opts:
+        return [o[1] if isinstance(o, tuple) else o for o in opts]
+    lo, hi = float(ctl.min), float(ctl.max)
+    if isinstance(ctl, ipw.FloatLogSlider):
+        step = float(ctl.step)
+        n = round((hi - lo) / step) if step > 0 else 8
+        return [float(ctl.base ** (lo + k * step)) for k in range(n + 1)]
+    step = float(getattr(ctl, "step", 0) or 0)
+    vals = (np.arange(lo, hi + step / 2, step) if step and (hi - lo) / step <= 100
+            else np.linspace(lo, hi, 25))
+    return [round(float(v)) if isinstance(ctl, ipw.IntSlider) else round(float(v), 6)
+            for v in vals]
+
+
+def value_label(part: LabPart, name: str, value: object) -> str:
+    """What the student reads for ``value`` of control ``name``."""
+    ctl = part.controls[name]
+    if getattr(ctl, "options", None):
+        return part.option_label(name, value)
+    if str(getattr(ctl, "readout_format", "")).endswith("%"):
+        return fmt_pct(float(value))  # type: ignore[arg-type]
+    return fmt_count(float(value))  # type: ignore[arg-type]
+
+
+def find_lever(part: LabPart, s: Settings, still_fails: Callable[[Settings], bool],
+               order: Sequence[str],
+               breaks: Callable[[Settings], bool] | None = None) -> tuple[str, object] | None:
+    """The first control of ``order`` (on screen) and its value nearest the current one
+    that, moved alone, makes ``still_fails`` False -- preferring a move for which ``breaks``
+    (a check passing now that would fail) is False; None when no single move does."""
+    fallback: tuple[str, object] | None = None
+    for name in order:
+        if name not in part.controls:
+            continue
+        values = control_values(part.controls[name])
+        here = s[name]
+        ranked = sorted((v for v in values if v != here),
+                        key=lambda v: abs(_pos(values, v) - _pos(values, here)))
+        for v in ranked:
+            trial = {**s, name: v}
+            if still_fails(trial):
+                continue
+            if breaks is None or not breaks(trial):
+                return name, v
+            if fallback is None:
+                fallback = (name, v)
+            break
+    return fallback
+
+
+def _pos(values: list[object], v: object) -> float:
+    if v in values:
+        return float(values.index(v))
+    return float(np.argmin([abs(float(x) - float(v)) for x in values]))  # type: ignore[arg-type]
+
+
+def lever_text(part: LabPart, lever: tuple[str, object] | None) -> str:
+    """A recovery hint naming the control and the value that fixes the check."""
+    if lever is None:
+        return NO_LEVER
+    name, value = lever
+    desc = str(part.controls[name].description)
+    return f"set “{desc}” to {value_label(part, name, value)}"
+
+
+def levers_for(part: LabPart, s: Settings, fails: Mapping[str, bool],
+               check: Callable[[Settings], Mapping[str, bool]],
+               order: Sequence[str]) -> dict[str, tuple[str, object] | None]:
+    """For each failing check of ``fails``: the single move of :func:`find_lever` that
+    passes it (``check(settings)[name]`` is True when it fails), preferring one that
+    breaks no check passing now."""
+    passing = [k for k, failed in fails.items() if not failed]
+
+    def fails_still(name: str) -> Callable[[Settings], bool]:
+        return lambda t: bool(check(t)[name])
+
+    def breaks(t: Settings) -> bool:
+        now = check(t)
+        return any(now[k] for k in passing)
+
+    return {name: find_lever(part, s, fails_still(name), order, breaks)
+            for name, failed in fails.items() if failed}
+
+
+def tex_eq(symbolic: str, terms: str, result: float, unit: str) -> str:
+    """``$$symbolic = terms = result unit$$``: the terms and the result printed from the same
+    fields (tests recompute the result from the printed terms)."""
+    u = f"\\ \\text{{{unit}}}" if unit else ""
+    return f"$${symbolic} = {terms} = {tex_num(result)}{u}$$"
+
+
+def tex_count(n: float) -> str:
+    """A count for LaTeX, whole when it is whole (``8``, ``1{,}280``), else :func:`tex_num`."""
+    return f"{int(n):,}".replace(",", "{,}") if float(n).is_integer() else tex_num(n)

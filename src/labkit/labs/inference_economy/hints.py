@@ -1,0 +1,105 @@
+"""Recovery hints chosen by predicate: a hint names only a control on screen, and only a
+value of it that, moved alone, makes the failing check pass (found by re-running the check
+itself through :func:`labkit.plans.serving.lever_fixes`; a pair only where Part D allows
+it). Shared by every Lab 1 part."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import ipywidgets as ipw
+import numpy as np
+
+from labkit import ui as lw
+from labkit.plans.serving import LeverFix, lever_fixes
+
+
+def control_values(ctl: ipw.ValueWidget) -> list[object]:
+    """Every value a control offers: its options, every stop of a (log) slider."""
+    opts = getattr(ctl, "options", None)
+    if opts:
+        return [o[1] if isinstance(o, tuple) else o for o in opts]
+    step = float(ctl.step)
+    if isinstance(ctl, ipw.FloatLogSlider):
+        anchor = float(getattr(ctl, "anchor", ctl.value))
+        a = np.log10(anchor)
+        lo = round((float(ctl.min) - a) / step)
+        hi = round((float(ctl.max) - a) / step)
+        return [float(anchor * 10 ** (k * step)) for k in range(lo, hi + 1)]
+    vals = np.arange(float(ctl.min), float(ctl.max) + step / 2, step)
+    if isinstance(ctl, ipw.IntSlider):
+        return [round(float(x)) for x in vals]
+    return [round(float(x), 6) for x in vals]
+
+
+MAX_CANDIDATES = 10
+"""Values of one slider a hint search tries at most: the neighbours of the current value
+first, then stops spread over the whole range (every value stays a stop of the slider)."""
+
+
+def _nearest_first(values: Sequence[object], here: object) -> list[tuple[int, object]]:
+    """(distance in stops, value) for at most MAX_CANDIDATES values of ``values`` other
+    than ``here``, nearest first: both neighbours at every distance up to a few stops,
+    then an even spread (so a long slider costs a bounded number of checks)."""
+    vals = list(values)
+    i0 = vals.index(here) if here in vals else 0
+    near = [i for d in range(1, 3) for i in (i0 - d, i0 + d) if 0 <= i < len(vals)]
+    spread = np.linspace(0, len(vals) - 1, MAX_CANDIDATES - len(near)).round().astype(int)
+    idx = sorted({*near, *(int(i) for i in spread)} - {i0}, key=lambda i: (abs(i - i0), i))
+    return [(abs(i - i0), vals[i]) for i in idx]
+
+
+def find_fixes(settings: Mapping[str, object], controls: Mapping[str, ipw.ValueWidget],
+               failed: Callable[[Mapping[str, object]], Sequence[str]],
+               pairs: bool = False) -> dict[str, LeverFix]:
+    """For each check failing at ``settings``, a move of one control on screen that passes
+    it: per control the nearest passing value, then across controls the move leaving the
+    fewest checks failing, then the smallest (``pairs``: :func:`lever_fixes`' search, a
+    pair of moves where no single one passes)."""
+    if pairs:
+        cands = {n: control_values(c) for n, c in controls.items()}
+        return lever_fixes(settings, cands, failed, pair_bases=4)
+    now = tuple(failed(settings))
+    best: dict[str, tuple[int, int, tuple[tuple[str, object], ...], tuple[str, ...]]] = {}
+    for key, ctl in controls.items():
+        todo = set(now)
+        for dist, value in _nearest_first(control_values(ctl), settings[key]):
+            after = tuple(failed({**settings, key: value}))
+            for name in [n for n in todo if n not in after]:
+                todo.discard(name)
+                trial = (len(after), dist, ((key, value),), after)
+                if name not in best or trial[:2] < best[name][:2]:
+                    best[name] = trial
+            if not todo:
+                break
+    return {n: (LeverFix(n, best[n][2], best[n][3]) if n in best else LeverFix(n, (), now))
+            for n in now}
+
+
+def change_text(controls: Mapping[str, ipw.ValueWidget], key: str, value: object) -> str:
+    """``Weight precision: <b>8-bit</b>``: a move in the control's own words."""
+    ctl = controls[key]
+    label: str | None = None
+    for option in getattr(ctl, "options", None) or ():
+        if isinstance(option, tuple) and option[1] == value:
+            label = str(option[0])
+    if label is None:
+        fmt = str(getattr(ctl, "readout_format", "") or "g")
+        label = format(value, fmt) if isinstance(value, int | float) else str(value)
+    return f"{lw.esc(ctl.description)}: <b>{lw.esc(label)}</b>"
+
+
+def hint_text(controls: Mapping[str, ipw.ValueWidget], fix: LeverFix,
+              label: Callable[[str], str] = str, pairs: bool = False) -> str:
+    """The recovery hint for ``fix`` (its moves and what still fails after them)."""
+    if not fix.found:
+        return ("no change of one or two controls here passes it from these settings"
+                if pairs else "no single control on screen passes it from these settings")
+    rest = fix.still_failing
+    after = ("then every check passes" if not rest else
+             f"then {', '.join(label(n) for n in rest)} still fail"
+             + ("s" if len(rest) == 1 else ""))
+    moves = " and ".join(change_text(controls, k, val) for k, val in fix.changes)
+    one = len(fix.changes) == 1
+    lead = "" if one else "no single control passes it; together, "
+    return f"{lead}{moves} pass{'es' if one else ''} it ({after})"

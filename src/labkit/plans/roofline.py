@@ -1,0 +1,699 @@
+"""Lab 2 Part A's computation: one model of a decode step (or a CNN pass) and every
+quantity its views quote, as frozen results.
+
+Units are in the field names (``*_s`` seconds, ``*_bytes`` bytes); B* (sequences) and L*
+(tokens) carry the roofline ``mode`` they were computed in (``peak`` | ``achievable``).
+"Per token" is the step over the batch; "step" is the whole step of B sequences.
+
+* :func:`balance` -- B* and L* in one mode (:class:`Balance`).
+* :func:`decode_view` -- one operating point (:class:`DecodeView`): the step's terms in
+  both modes, shares, knee, doubling saving, memory, the serving batch 2B*, the batching
+  gain capped at the largest batch that fits, the regime row chosen by the computed terms
+  and the math peek's equations (:class:`Equation`, result = the printed terms' sum etc.).
+* :func:`batch_sweep`, :func:`context_sweep`, :func:`gain_sweep` -- the charts' sweeps.
+* :func:`cnn_view` -- one CNN pass on the classic roofline (:class:`CnnView`), its roofs
+  and the intensity sweep; :func:`precision_floor` -- why a narrower width is no faster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from labkit.core.format import fmt_count
+from labkit.core.units import bits_to_bytes
+from labkit.physics.kvcache import kv_bytes_per_token
+from labkit.physics.phases import CnnRoofline as CnnRoofline
+from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
+from labkit.physics.roofline import EXTREME_CONTEXT as EXTREME_CONTEXT
+from labkit.physics.roofline import MODES as MODES
+from labkit.physics.roofline import PAPER_BATCHES as PAPER_BATCHES
+from labkit.physics.roofline import PAPER_HARDWARE as PAPER_HARDWARE
+from labkit.physics.roofline import PAPER_MAX_CONTEXT as PAPER_MAX_CONTEXT
+from labkit.physics.roofline import PAPER_MODEL as PAPER_MODEL
+from labkit.physics.roofline import DecodeRoofline as DecodeRoofline
+from labkit.physics.roofline import DeratingTerm as DeratingTerm
+from labkit.physics.roofline import MemoryBudget as MemoryBudget
+from labkit.physics.roofline import (
+    balance_context,
+    critical_batch,
+    decode_roofline,
+    derating_contributions,
+    doubling_saving,
+    get_mode,
+    knee_batch,
+    memory_budget,
+    serving_batch,
+)
+from labkit.registries.hardware import Hardware
+from labkit.registries.models import Model
+
+STALL = 0.10  # batching has stalled where doubling the batch saves less than this per token
+PAPER_SHORT_CONTEXT = 8192  # the paper's short-context point (section 5.1), tokens
+GAIN_FROM_BATCH = 1  # the batching gain is per-token time at this batch over a larger one
+
+
+# -- B* and L* -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Balance:
+    """B* (``b_star``, sequences) and L* (``l_star``, tokens) in roofline ``mode``."""
+
+    mode: str
+    b_star: float
+    l_star: float
+    weight_bits: int
+    kv_bits: int
+
+    @property
+    def b_label(self) -> str:  # the name every view prints beside the value
+        return f"B* ({self.mode})"
+
+    @property
+    def l_label(self) -> str:
+        return f"L* ({self.mode})"
+
+
+def balance(hw: Hardware, model: Model, weight_bits: int, kv_bits: int,
+            mode: str) -> Balance:
+    """B* and L* of ``model`` on ``hw`` in ``mode`` (the physics' critical batch and
+    balance context)."""
+    return Balance(mode, critical_batch(hw, model, weight_bits, mode=mode),
+                   balance_context(hw, model, kv_bits, mode=mode), weight_bits, kv_bits)
+
+
+# -- one operating point -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Equation:
+    """A printed equation of the math peek: ``terms`` combined by ``op`` (``sum``,
+    ``product``, ``quotient`` t0/t1, ``ratio`` t0/(t1 - t2)) give ``result``."""
+
+    name: str
+    terms: tuple[float, ...]
+    op: str
+    result: float
+    unit: str = ""
+
+
+def _combine(op: str, t: Sequence[float]) -> float:
+    if op == "sum":
+        return float(sum(t))
+    if op == "ratio":
+        return t[0] / (t[1] - t[2])
+    if op == "quotient":
+        return t[0] / t[1]
+    return float(np.prod(t))
+
+
+def equation(name: str, terms: Sequence[float], op: str, unit: str = "") -> Equation:
+    """An :class:`Equation` whose result is computed from its own terms."""
+    t = tuple(float(x) for x in terms)
+    return Equation(name, t, op, _combine(op, t), unit)
+
+
+@dataclass(frozen=True)
+class StepTerm:
+    """One term of a decode step: its label and seconds per step (whole batch)."""
+    label: str
+    step_s: float
+
+
+@dataclass(frozen=True)
+class BatchingGain:
+    """Per-token time at B = 1 over that at ``batch_to`` (x), at one context: the largest
+    batch option that fits memory there (None: none fits, ``gain`` NaN); ``capped``: it is
+    below ``batch_max`` (the control's largest) because memory caps it; ``analytic``:
+    memory not modelled (the paper's single PE, which holds no batch of the model)."""
+
+    context_tokens: int
+    batch_to: int | None
+    batch_max: int
+    gain: float
+    capped: bool
+    analytic: bool
+
+    @property
+    def label(self) -> str:
+        """What the gain is measured between, and why it stops there."""
+        if self.batch_to is None:
+            return f"not even B = {fmt_count(GAIN_FROM_BATCH)} fits memory"
+        span = f"B = {fmt_count(GAIN_FROM_BATCH)} → {fmt_count(self.batch_to)}"
+        if self.analytic:
+            return f"{span} (analytic: memory not modelled, as §5.1)"
+        return f"{span}, the largest batch that fits" if self.capped else span
+
+
+@dataclass(frozen=True)
+class ServingPoint:
+    """The paper's serving batch 2B* (sequences, in ``mode``) and the step at B*, 2B*, 4B*
+    at one context: per-token and step s, whether each fits memory, the per-token floor
+    compute + KV (s), and the largest batch option that fits with its per-token s."""
+
+    mode: str
+    serving_batch: float
+    per_token_s: tuple[float, ...]
+    step_s: tuple[float, ...]
+    fits: tuple[bool, bool, bool]
+    floor_per_token_s: float
+    largest_fit: int | None
+    largest_fit_per_token_s: float | None
+
+
+@dataclass(frozen=True)
+class RegimeRow:
+    """One of the paper's deployment regimes (section 5.2) as a predicate on the step's
+    per-token terms (in units of compute): ``condition`` in words, the paper's batch
+    advice, the levers this track has for it (``levers``: controls or options present),
+    and whether the computed point is in it (``here``)."""
+
+    key: str
+    condition: str
+    paper_batch: str
+    levers: tuple[str, ...]
+    here: bool
+
+
+@dataclass(frozen=True)
+class DecodeView:
+    """One decode operating point and every number Part A quotes about it.
+
+    Settings: device ``hw`` (``paper``: the paper's single PE), ``model``, ``mode``,
+    ``batch`` (sequences), ``context_tokens``, precisions, ``tp`` devices per replica.
+    ``here``: the step in both modes. ``balance``: B*, L* in ``mode``. ``weight_share``,
+    ``kv_share``, ``overhead_share``: per-token weight, KV and overhead (with TP comm)
+    time in units of one token's compute, so per token = compute x (w + 1 + k + o).
+    ``knee_batch``: compute equals all memory time (None past L*). ``doubling_saving``:
+    1 - t(2B)/t(B) per token (fraction). ``compute_bound``: the compute term is the
+    largest of the step (the only meaning of "compute-efficient" here)."""
+
+    hw: Hardware
+    model: Model
+    paper: bool
+    mode: str
+    batch: int
+    context_tokens: int
+    weight_bits: int
+    kv_bits: int
+    tp: int
+    here: Mapping[str, DecodeRoofline]
+    balance: Balance
+    knee_batch: float | None
+    doubling_saving: float
+    memory: MemoryBudget
+    serving: ServingPoint
+    gain: BatchingGain
+    regime_rows: tuple[RegimeRow, ...]
+    derating_terms: tuple[DeratingTerm, ...]
+    equations: Mapping[str, Equation]
+
+    @property
+    def point(self) -> DecodeRoofline:  # the step in the chosen mode
+        return self.here[self.mode]
+
+    @property
+    def step_s(self) -> float:  # one step of ``batch`` sequences, s
+        return float(self.point.step_s)
+
+    @property
+    def per_token_s(self) -> float:  # per generated token = step / batch, s
+        return float(self.point.per_token_s)
+
+    @property
+    def step_terms(self) -> tuple[StepTerm, ...]:
+        """The step's terms, overhead and TP comm only where non-zero (they add to
+        :attr:`step_s`)."""
+        return _step_terms(self.point)
+
+    @property
+    def weight_share(self) -> float:
+        return float(self.point.weight_s) / float(self.point.compute_s)
+
+    @property
+    def kv_share(self) -> float:
+        return float(self.point.kv_s) / float(self.point.compute_s)
+
+    @property
+    def overhead_share(self) -> float:
+        p = self.point
+        return (float(p.overhead_s) + float(p.comm_s)) / float(p.compute_s)
+
+    @property
+    def kv_share_of_step(self) -> float:
+        return float(self.point.kv_step_s) / self.step_s
+
+    @property
+    def weight_share_of_step(self) -> float:
+        return float(self.point.weight_step_s) / self.step_s
+
+    @property
+    def achievable_over_peak(self) -> float:  # achievable step over peak step (>= 1)
+        return float(self.here["achievable"].step_s) / float(self.here["peak"].step_s)
+
+    @property
+    def stalled(self) -> bool:  # doubling the batch saves less than STALL per token
+        return self.doubling_saving < STALL
+
+    @property
+    def over_memory(self) -> bool:  # the point does not fit memory (the paper's PE too)
+        return bool(self.memory.over_budget)
+
+    @property
+    def compute_bound(self) -> bool:
+        return str(self.point.regime) == "compute-bound"
+
+    @property
+    def overlapped(self) -> bool:  # compute per step outlasts weights + KV traffic
+        p = self.point
+        return float(p.compute_step_s) >= float(p.weight_step_s) + float(p.kv_step_s)
+
+    @property
+    def regime_key(self) -> str:  # the regime row the computed terms put the point in
+        return next(r.key for r in self.regime_rows if r.here)
+
+
+def _regime_rows(w: float, k: float, v: DecodeLevers) -> tuple[RegimeRow, ...]:
+    """The four regime rows, the point's chosen by its per-token weight (w) and KV (k)
+    shares, with the levers this track has at this point."""
+    key = ("extreme" if k >= EXTREME_CONTEXT else "long" if k >= 1.0
+           else "weights" if w > 1.0 else "serve")
+    x = fmt_count(EXTREME_CONTEXT)
+    rows = (
+        ("weights", "weight fetch per token > compute, KV read < compute (B < B*, S < L*)",
+         "raise B toward 2B*", v.weights),
+        ("serve", "weight fetch ≤ compute, KV read < compute (B ≥ B*, S < L*)", "B ≈ 2B*",
+         v.serve),
+        ("long", f"compute ≤ KV read < {x} x compute (L* ≤ S < {x} L*)",
+         "smaller B, more CP", v.long),
+        ("extreme", f"KV read ≥ {x} x compute (S ≥ {x} L*)",
+         "dedicated pool, few sequences", v.extreme),
+    )
+    return tuple(RegimeRow(k_, cond, pb, tuple(lv), k_ == key) for k_, cond, pb, lv in rows)
+
+
+def paper_regime_rows(batch: float, context_tokens: float, b_star: float,
+                      l_star: float) -> tuple[RegimeRow, ...]:
+    """The regime rows at (B, S) read the paper's way: weight share B*/B, KV share S/L*
+    (exact for a dense model at peak), no track levers."""
+    none = DecodeLevers((), (), (), ())
+    return _regime_rows(b_star / batch, context_tokens / l_star, none)
+
+
+@dataclass(frozen=True)
+class DecodeLevers:
+    """The levers each regime row may name here, each checked to be available."""
+
+    weights: tuple[str, ...]
+    serve: tuple[str, ...]
+    long: tuple[str, ...]
+    extreme: tuple[str, ...]
+
+
+def _levers(batch: int, fits_larger: bool, serving_fits: bool, lower_kv: bool,
+            stalled: bool, oom: bool, axes: Sequence[str]) -> DecodeLevers:
+    """Levers by row, the paper's §5.2 advice kept only where this track can act on it:
+    controls on screen whose move is possible here, and later parts' options (``axes``:
+    the track's design keys) the track has."""
+    cp = ("context parallelism (CP, Part C)",) if "cp" in axes else ()
+    dp = ("more replicas (DP, Part C)",) if "dp" in axes else ()
+    ctx = ("a shorter context (Context, Part D)",) if "context_tokens" in axes else ()
+    kv = ("a lower KV-cache precision (KV-cache precision)",) if lower_kv else ()
+    up = ("a larger batch (Batch)",) if fits_larger and not stalled else ()
+    near = ("B near 2B* (Batch)",) if serving_fits else ()
+    down = ("a smaller batch (Batch)",) if batch > 1 and (stalled or oom) else ()
+    return DecodeLevers(weights=up, serve=near + dp, long=kv + up + down + cp + ctx,
+                        extreme=kv + down + cp + ctx)
+
+
+def _largest_fit(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
+                 options: Sequence[int], analytic: bool) -> int | None:
+    """The largest batch option that fits memory at ``ctx`` (the largest option when
+    ``analytic``: memory not modelled); None when not even the smallest fits."""
+    if analytic:
+        return max(options)
+    over = np.asarray(memory_budget(hw, m, ctx, np.asarray(options, float), wb, kb, tp)
+                      .over_budget, dtype=bool)
+    ok = [b for b, f in zip(options, over, strict=True) if not f]
+    return max(ok) if ok else None
+
+
+def _gain(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str,
+          top: int, to: int | None, analytic: bool) -> BatchingGain:
+    """Per-token gain from B = 1 to ``to``, the largest batch option that fits."""
+    if to is None:
+        return BatchingGain(ctx, None, top, float("nan"), True, analytic)
+    r = decode_roofline(hw, m, np.asarray([GAIN_FROM_BATCH, to], dtype=float), ctx, wb, kb,
+                        tp=tp, mode=mode)
+    t = np.asarray(r.per_token_s)
+    return BatchingGain(ctx, to, top, float(t[0] / t[1]), to < top, analytic)
+
+
+def _serving(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str,
+             big: int | None, analytic: bool, floor: float) -> ServingPoint:
+    sb = serving_batch(hw, m, wb, mode=mode)
+    bs = np.asarray([sb / 2, sb, 2 * sb])
+    r = decode_roofline(hw, m, bs, ctx, wb, kb, tp=tp, mode=mode)
+    fits = (np.ones(3, bool) if analytic else
+            ~np.asarray(memory_budget(hw, m, ctx, bs, wb, kb, tp).over_budget, dtype=bool))
+    big_t = (None if big is None else
+             float(decode_roofline(hw, m, big, ctx, wb, kb, tp=tp, mode=mode).per_token_s))
+    return ServingPoint(mode, sb, tuple(float(x) for x in np.asarray(r.per_token_s)),
+                        tuple(float(x) for x in np.asarray(r.step_s)),
+                        (bool(fits[0]), bool(fits[1]), bool(fits[2])), floor, big, big_t)
+
+
+def _equations(hw: Hardware, m: Model, mode: str, wb: int, kb: int, bal: Balance,
+               v_terms: Sequence[StepTerm], one: DecodeRoofline,
+               shares: tuple[float, float, float], ctx: int) -> dict[str, Equation]:
+    """The math peek's equations, each result computed from the terms it prints."""
+    d = get_mode(mode, hw)
+    ai = hw.flops() * d.flop_efficiency / (hw.memory_bandwidth * d.bandwidth_efficiency)
+    q = d.weight_bandwidth_efficiency(wb) / d.bandwidth_efficiency
+    b_terms = [ai, bits_to_bytes(wb), 0.5, m.moe_sparsity if m.is_moe else 1.0, 1.0 / q]
+    w, k, o = shares
+    eqs = {
+        "ai": equation("AI", [hw.flops() * d.flop_efficiency,
+                              hw.memory_bandwidth * d.bandwidth_efficiency], "quotient",
+                       "FLOP/byte"),
+        "b_star": equation("B*", b_terms, "product", "sequences"),
+        "l_star": equation("L*", [2.0 * m.block_params_active,
+                                  ai * kv_bytes_per_token(m, kb)], "quotient", "tokens"),
+        "step": equation("step", [t.step_s * 1e3 for t in v_terms], "sum", "ms"),
+        "per_token": equation("per token / compute", [w, 1.0, k] + ([o] if o > 0 else []),
+                              "sum"),
+        "stall_batch": equation("4B*/(1 + S/L*)",
+                                [4.0 * bal.b_star, 1.0 + ctx / bal.l_star], "quotient"),
+        "serving": equation("2B*", [2.0, bal.b_star], "product", "sequences"),
+    }
+    gap = float(one.compute_step_s) - float(one.kv_step_s)
+    if gap > 0:
+        eqs["knee"] = equation("knee", [float(one.weight_step_s) * 1e3,
+                                        float(one.compute_step_s) * 1e3,
+                                        float(one.kv_step_s) * 1e3], "ratio", "sequences")
+    return eqs
+
+
+def _one_sequence(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
+                  mode: str) -> DecodeRoofline:
+    """A one-sequence step without fixed overheads, LM head or comm: the knee's terms."""
+    d = replace(get_mode(mode, hw), step_overhead_s=0.0, include_lm_head=False,
+                layer_overhead_s=0.0, moe_layer_overhead_s=0.0, tp_allreduce=False)
+    return decode_roofline(hw, m, 1, ctx, wb, kb, tp=tp, mode=d)
+
+
+def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
+                weight_bits: int, kv_bits: int, tp: int, mode: str, paper: bool = False,
+                batch_options: Sequence[int] = (1,), kv_options: Sequence[int] = (),
+                axes: Sequence[str] = ()) -> DecodeView:
+    """Every number Part A shows at one point (see :class:`DecodeView`). ``paper``: the
+    paper's single PE (memory not modelled: it holds no batch of the model);
+    ``batch_options`` / ``kv_options``: the controls' values; ``axes``: the track's
+    design keys (which later-part levers a regime row may name)."""
+    b, ctx, wb, kb = int(batch), int(context_tokens), int(weight_bits), int(kv_bits)
+    here = {md: decode_roofline(hw, model, b, ctx, wb, kb, tp=tp, mode=md) for md in MODES}
+    bal = balance(hw, model, wb, kb, mode)
+    mem = memory_budget(hw, model, ctx, b, wb, kb, tp)
+    pt = here[mode]
+    saving = float(doubling_saving(hw, model, b, ctx, wb, kb, tp, mode))
+    c = float(pt.compute_s)
+    shares = (float(pt.weight_s) / c, float(pt.kv_s) / c,
+              (float(pt.overhead_s) + float(pt.comm_s)) / c)
+    big = _largest_fit(hw, model, ctx, wb, kb, tp, batch_options, paper)
+    gain = _gain(hw, model, ctx, wb, kb, tp, mode, max(batch_options), big, paper)
+    oom = bool(mem.over_budget) and not paper
+    fits_larger = gain.batch_to is not None and gain.batch_to > b
+    serving = _serving(hw, model, ctx, wb, kb, tp, mode, big, paper,
+                       float(pt.compute_s) + float(pt.kv_s))
+    levers = _levers(b, fits_larger, serving.fits[1], any(k < kb for k in kv_options),
+                     saving < STALL, oom, axes)
+    one = _one_sequence(hw, model, ctx, wb, kb, tp, mode)
+    terms = _step_terms(pt)
+    return DecodeView(
+        hw, model, paper, mode, b, ctx, wb, kb, tp, here, bal,
+        knee_batch(hw, model, ctx, wb, kb, mode=mode, tp=tp), saving, mem, serving, gain,
+        _regime_rows(shares[0], shares[1], levers),
+        derating_contributions(hw, model, b, ctx, wb, kb, tp),
+        _equations(hw, model, mode, wb, kb, bal, terms, one, shares, ctx))
+
+
+def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:
+    terms = [StepTerm("weight fetch", float(p.weight_step_s)),
+             StepTerm("compute", float(p.compute_step_s)),
+             StepTerm("KV read", float(p.kv_step_s)),
+             StepTerm("overhead", float(p.overhead_step_s)),
+             StepTerm("TP comm", float(p.comm_step_s))]
+    return tuple(terms[:3]) + tuple(t for t in terms[3:] if t.step_s > 0)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Setting ``control`` alone to ``value`` makes the failing check pass."""
+    control: str
+    value: int
+
+
+def _fails(hw: Hardware, m: Model, p: Mapping[str, int], tp: int, mode: str,
+           slo_s: float | None) -> set[str]:
+    """The checks a point fails: ``oom`` (memory) and ``slo`` (step over a TPOT SLO)."""
+    b, ctx, wb, kb = p["batch"], p["context"], p["weight_bits"], p["kv_bits"]
+    out = {"oom"} if bool(memory_budget(hw, m, ctx, b, wb, kb, tp).over_budget) else set()
+    if slo_s is not None and float(decode_roofline(hw, m, b, ctx, wb, kb, tp=tp,
+                                                   mode=mode).step_s) > slo_s:
+        out.add("slo")
+    return out
+
+
+def single_fixes(point: Mapping[str, int], options: Mapping[str, Sequence[int]],
+                 fails: Callable[[Mapping[str, int]], set[str]]) -> dict[str, tuple[Fix, ...]]:
+    """For each check ``fails(point)`` names, every control of ``options`` that, moved
+    alone to its nearest option that passes, fixes it -- found by re-running the check."""
+    out: dict[str, tuple[Fix, ...]] = {}
+    for check in sorted(fails(point)):
+        found = []
+        for key, opts in options.items():
+            for val in sorted((o for o in opts if o != point[key]),
+                              key=lambda o: abs(o - point[key])):
+                if check not in fails({**point, key: val}):
+                    found.append(Fix(key, int(val)))
+                    break
+        out[check] = tuple(found)
+    return out
+
+
+def decode_fixes(hw: Hardware, m: Model, point: Mapping[str, int], tp: int, mode: str,
+                 slo_s: float | None,
+                 options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Fix, ...]]:
+    """:func:`single_fixes` of a decode point (``batch``, ``context``, ``weight_bits``,
+    ``kv_bits``) for its memory (``oom``) and TPOT SLO (``slo``) checks."""
+    return single_fixes(point, options, lambda p: _fails(hw, m, p, tp, mode, slo_s))
+
+
+def cnn_fixes(hw: Hardware, m: Model, point: Mapping[str, int], mode: str, deadline_s: float,
+              options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Fix, ...]]:
+    """:func:`single_fixes` of a CNN pass (``weight_bits``, ``batch``) for its deadline
+    and for its being memory-bound (``memory_bound``)."""
+    def fails(p: Mapping[str, int]) -> set[str]:
+        r = cnn_inference_time(hw, m, p["weight_bits"], p["batch"], mode)
+        return ({"deadline"} if float(r.latency_s) > deadline_s else set()) | (
+            {"memory_bound"} if str(r.regime) == "memory-bound" else set())
+    return single_fixes(point, options, fails)
+
+
+# -- the charts' sweeps --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BatchSweep:
+    """The step along a batch grid at one context in ``balance.mode`` and the other mode,
+    with B*, L* and the knee batch (sequences, None past L*) in that mode."""
+
+    step: DecodeRoofline
+    other: DecodeRoofline
+    balance: Balance
+    knee_batch: float | None
+
+
+def batch_sweep(hw: Hardware, m: Model, grid: np.ndarray, ctx: int, wb: int, kb: int,
+                tp: int, mode: str) -> BatchSweep:
+    """The step along the batch grid at ``ctx`` in ``mode`` and in the other mode."""
+    other = "achievable" if mode == "peak" else "peak"
+    return BatchSweep(decode_roofline(hw, m, grid, ctx, wb, kb, tp=tp, mode=mode),
+                      decode_roofline(hw, m, grid, ctx, wb, kb, tp=tp, mode=other),
+                      balance(hw, m, wb, kb, mode),
+                      knee_batch(hw, m, ctx, wb, kb, mode=mode, tp=tp))
+
+
+def context_sweep(hw: Hardware, m: Model, batch: int, grid: np.ndarray, wb: int, kb: int,
+                  tp: int, mode: str) -> DecodeRoofline:
+    """The step along the context grid at ``batch``."""
+    return decode_roofline(hw, m, batch, grid, wb, kb, tp=tp, mode=mode)
+
+
+def gain_sweep(hw: Hardware, m: Model, grid: np.ndarray, wb: int, kb: int, tp: int,
+               mode: str, options: Sequence[int],
+               analytic: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(gain, batch) along the context grid: per-token time at B = 1 over that at the
+    largest batch option that fits memory at each context (NaN / 0 where B = 1 does
+    not fit; ``analytic``: memory not modelled, the largest option everywhere)."""
+    opts = np.asarray(sorted(options), dtype=float)
+    if analytic:
+        to = np.full(grid.size, opts[-1])
+    else:
+        mem = memory_budget(hw, m, grid[:, None], opts[None, :], wb, kb, tp=tp)
+        ok = ~np.asarray(mem.over_budget, dtype=bool)
+        idx = np.where(ok.any(axis=1), ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1), -1)
+        to = np.where(idx >= 0, opts[np.maximum(idx, 0)], 0.0)
+    t1 = np.asarray(decode_roofline(hw, m, GAIN_FROM_BATCH, grid, wb, kb, tp=tp,
+                                    mode=mode).per_token_s)
+    tn = np.asarray(decode_roofline(hw, m, np.maximum(to, 1.0), grid, wb, kb, tp=tp,
+                                    mode=mode).per_token_s)
+    gain = np.where(to > 0, t1 / tn, np.nan)
+    return gain, to
+
+
+# -- the CNN pass ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CnnView:
+    """One CNN pass of ``batch`` inputs at ``weight_bits`` on the classic roofline in
+    ``mode``: the physics' ``pass_``, its datapath ``precision``, FLOP per byte, the ridge
+    C/BW, C (``c_flops``) and BW in ``mode``, attainable min(C, AI x BW) and achieved
+    FLOP/s, and the compute term's parts the math peek prints (``fp32_flops``, the
+    CUDA-core rate; ``layer_tail_flop`` per fused layer)."""
+
+    mode: str
+    weight_bits: int
+    batch: int
+    pass_: CnnRoofline
+    precision: str
+    ai_flop_per_byte: float
+    ridge_flop_per_byte: float
+    c_flops: float
+    bw_bytes_per_s: float
+    attainable_flops: float
+    achieved_flops: float
+    achievable_over_peak: float
+    fp32_flops: float
+    layer_tail_flop: float
+    kernel_layers: int
+
+    latency_s: float  # the pass, s
+    regime: str
+    cuda_cores: bool  # the engine kept the CUDA-core (FP32) kernels
+    tail: bool  # the pass charges each fused layer's tile tail
+
+
+def _cnn_rates(hw: Hardware, weight_bits: int, mode: str) -> tuple[str, float, float]:
+    """(precision, C FLOP/s, BW B/s) of a CNN pass at ``weight_bits`` in ``mode``."""
+    d = get_mode(mode, hw, "cnn")
+    prec = cnn_compute_precision(hw, weight_bits)
+    return (prec, hw.flops(prec) * d.cnn_flop_efficiency(prec),
+            hw.memory_bandwidth * d.bandwidth_efficiency)
+
+
+def cnn_view(hw: Hardware, m: Model, weight_bits: int, batch: int, mode: str) -> CnnView:
+    """One pass and every number Part A (CNN) quotes about it."""
+    r = cnn_inference_time(hw, m, weight_bits, batch, mode)
+    prec, c, bw = _cnn_rates(hw, weight_bits, mode)
+    ai = float(r.flops / r.bytes_moved)
+    other = {md: float(cnn_inference_time(hw, m, weight_bits, batch, md).latency_s)
+             for md in MODES}
+    d = get_mode(mode, hw, "cnn")
+    return CnnView(mode, int(weight_bits), int(batch), r, prec, ai, c / bw, c, bw,
+                   min(c, ai * bw), float(r.flops) / float(r.latency_s),
+                   other["achievable"] / other["peak"],
+                   hw.flops("fp32") * d.cnn_flop_efficiency("fp32"), d.layer_tail_flop,
+                   m.kernel_layers, float(r.latency_s), str(r.regime), bool(r.cuda_cores),
+                   float(r.tail_flops) > 0)
+
+
+def cnn_roofs(hw: Hardware, precisions: Sequence[str], ai_grid: np.ndarray,
+              mode: str) -> np.ndarray:
+    """Attainable FLOP/s along ``ai_grid`` for each precision's roof in ``mode``."""
+    d = get_mode(mode, hw, "cnn")
+    bw = hw.memory_bandwidth * d.bandwidth_efficiency
+    return np.vstack([np.minimum(hw.peak_flops[p] * d.cnn_flop_efficiency(p), ai_grid * bw)
+                      for p in precisions])
+
+
+def cnn_intensity(hw: Hardware, m: Model, weight_bits: int, batches: np.ndarray,
+                  mode: str) -> tuple[np.ndarray, float]:
+    """(FLOP per byte of a pass at each batch, the ridge C/BW) at ``weight_bits``."""
+    r = cnn_inference_time(hw, m, weight_bits, batches, mode)
+    _, c, bw = _cnn_rates(hw, weight_bits, mode)
+    return np.asarray(r.flops) / np.asarray(r.bytes_moved), c / bw
+
+
+@dataclass(frozen=True)
+class PrecisionFloor:
+    """A pass at ``bits`` no faster than at the next wider width ``wider_bits``: both on
+    the ``precision`` datapath and the pass ``regime`` (compute/memory seconds), so only
+    the bytes moved fall (``bytes_wider`` -> ``bytes_here``)."""
+
+    bits: int
+    wider_bits: int
+    precision: str
+    regime: str
+    compute_s: float
+    memory_s: float
+    latency_s: float
+    bytes_wider: float
+    bytes_here: float
+
+
+def precision_floor(hw: Hardware, m: Model, bits: int, precisions: Sequence[int],
+                    batch: int = 1, mode: str = "achievable") -> PrecisionFloor | None:
+    """The floor at ``bits`` (None when it is faster than the next wider width)."""
+    wider = sorted(p for p in precisions if p > bits)
+    if not wider:
+        return None
+    here = cnn_inference_time(hw, m, bits, batch, mode)
+    up = cnn_inference_time(hw, m, wider[0], batch, mode)
+    if float(here.latency_s) < float(up.latency_s):
+        return None
+    return PrecisionFloor(bits, wider[0], cnn_compute_precision(hw, bits), str(here.regime),
+                          float(here.compute_s), float(here.memory_s), float(here.latency_s),
+                          float(up.bytes_moved), float(here.bytes_moved))
+
+
+# -- the paper's worked example (section 5.1) -------------------------------------------------
+
+@dataclass(frozen=True)
+class PaperExample:
+    """Section 5.1 on one of the paper's PEs, peak roofline, analytic (memory not
+    modelled: one PE holds none of the model): B* (sequences), L* (tokens), and per-token
+    time (step ÷ B, s) at ``batches`` for each of ``contexts`` (tokens)."""
+
+    mode: str
+    b_star: float
+    l_star: float
+    batches: tuple[int, int]
+    contexts: tuple[int, int]
+    per_token_s: Mapping[int, tuple[float, float]]
+
+    def gain(self, context: int) -> float:
+        """Per-token time at the first batch over that at the second (x)."""
+        t = self.per_token_s[context]
+        return t[0] / t[1]
+
+
+def paper_pair(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
+               mode: str) -> tuple[float, float]:
+    """Per-token time (step ÷ B, s) at the paper's two batches on ``hw`` at ``ctx``."""
+    r = np.asarray(decode_roofline(hw, m, np.asarray(PAPER_BATCHES, dtype=float), ctx, wb, kb,
+                                   tp=tp, mode=mode).per_token_s)
+    return float(r[0]), float(r[1])
+
+
+def paper_example() -> PaperExample:
+    """The paper's PE and model at its short and long context, B = 1 and 256."""
+    hw, m = PAPER_HARDWARE, PAPER_MODEL
+    ctxs = (PAPER_SHORT_CONTEXT, PAPER_MAX_CONTEXT)
+    t = {}
+    for s in ctxs:
+        r = np.asarray(decode_roofline(hw, m, np.asarray(PAPER_BATCHES, dtype=float),
+                                       s).per_token_s)
+        t[s] = (float(r[0]), float(r[1]))
+    return PaperExample("peak", critical_batch(hw, m), balance_context(hw, m),
+                        (int(PAPER_BATCHES[0]), int(PAPER_BATCHES[1])), ctxs, t)

@@ -1,0 +1,126 @@
+"""labkit.plans.fleet: Part B's fleet sizing step by step and Part C's layout evaluation,
+checked against the physics and the serving plan computed here, outside the plans."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from labkit.physics.capacity import size_deployment
+from labkit.physics.parallelism import config_at, context_parallel_ttft
+from labkit.physics.phases import prefill_time
+from labkit.physics.roofline import balance_context, critical_batch, decode_roofline
+from labkit.plans import fleet
+from labkit.plans.design import fleet_table, not_candidate_reason
+from labkit.plans.serving import serving_plan
+from labkit.tracks import get_track
+
+TR = get_track("cloud_fleet")
+
+
+@pytest.mark.parametrize(("users", "ctx", "slo", "wb", "kb"), [
+    (1143, 4096, "chat", 16, 16), (18288, 4096, "chat", 16, 16), (300, 8192, "voice", 8, 8),
+    (4572, 32768, "batch", 16, 8)])
+def test_size_fleet_adds_prefill_and_the_cap_to_the_decode_only_count(users, ctx, slo, wb, kb):
+    f = fleet.size_fleet(TR, users, ctx, slo, wb, kb)
+    sz = size_deployment(TR.hardware_id, TR.model_id, users, ctx, fleet.slo_tpot(slo), wb, kb,
+                         mode="achievable")
+    assert f.sizing == sz and f.decode_only_devices == sz.total_devices
+    assert f.demand_rate_per_s == pytest.approx(TR.demand_rate_per_s * users
+                                                / fleet.fleet_users(TR))
+    if not sz.feasible:
+        assert f.fleet_devices == f.decode_only_devices and not f.fleet_includes_prefill
+        return
+    same = serving_plan(TR, demand_rate_per_s=f.demand_rate_per_s, weight_bits=wb,
+                        kv_bits=kb, devices_per_replica=sz.devices_per_replica,
+                        batch_size=sz.users_per_replica, context_tokens=ctx,
+                        with_baseline=False)
+    if same.feasible:
+        assert f.fleet_includes_prefill and f.fleet_devices == same.total_devices
+        assert f.served_replicas == math.ceil(
+            f.demand_rate_per_s / (TR.max_utilisation * f.served_capacity_per_s) - 1e-12)
+        assert f.busy_cost_per_day <= f.provisioned_cost_per_day
+    else:
+        assert not f.fleet_includes_prefill and f.fleet_devices == f.decode_only_devices
+    assert f.provisioned_cost_per_day == pytest.approx(
+        f.fleet_devices * TR.price_per_device_hour * TR.active_hours_per_day)
+    assert f.over_budget == (f.provisioned_cost_per_day > TR.daily_budget)
+
+
+def test_default_fleet_numbers():
+    """Cloud defaults: 32 devices decode only, 144 with prefill and the 80% cap on the same
+    8-device replicas; Lab 1's release shape (4-device replicas, 64 slots) needs 180."""
+    f = fleet.size_fleet(TR, fleet.fleet_users(TR), 4096, "chat", 16, 16)
+    assert (f.decode_only_devices, f.fleet_devices, f.release_devices) == (32, 144, 180)
+
+
+def test_single_moves_moves_one_control_to_the_nearest_passing_value():
+    opts = {"a": [1, 2, 3, 4], "b": [10, 20, 30]}
+    moves = fleet.single_moves({"a": 2, "b": 10}, opts,
+                               lambda x: int(x["a"]) >= 4 or int(x["b"]) >= 20)
+    assert moves == (fleet.Move("a", 4), fleet.Move("b", 20))
+    assert fleet.single_moves({"a": 2, "b": 10}, opts, lambda x: False) == ()
+
+
+def test_layout_prefill_is_the_per_request_mean():
+    p = fleet.LayoutPrefill(prompt_tokens=100, ttft_s=0.2, ttft_slo_s=1.0, tpot_slo_s=0.05,
+                            step_s=0.03, output_tokens=11, batch_per_replica=3)
+    # every one of the B = 3 slots refilled once in a request's L - 1 = 10 tokens
+    assert p.tpot_colocated_s == pytest.approx(0.03 + 3 * 0.2 / 10)
+    assert p.worst_gap_s == pytest.approx(0.23) and p.tpot_disaggregated_s == 0.03
+    assert p.colocated_missed and p.disaggregate and not p.ttft_missed
+
+
+def test_step_terms_name_the_largest_term():
+    """256 x 4,096 tokens per replica (throughput, TP4 x DP4): KV-bound, not compute."""
+    lay = fleet.FleetLayouts(TR)
+    e = lay.evaluate(TR.model_id, "throughput", (4, 1, 1, 4, 1))
+    assert e.stop is not None and not e.stop.below_b_star
+    r = decode_roofline(TR.hardware_id, TR.model_id, 256, 4096, 16, 16, tp=4,
+                        mode="achievable")
+    assert e.terms.kv_s == pytest.approx(float(r.kv_step_s))
+    assert e.terms.compute_s == pytest.approx(float(r.compute_step_s))
+    assert e.terms.largest == "kv" and e.terms.kv_s > e.terms.compute_s
+    assert e.terms.l_star == pytest.approx(balance_context(TR.hardware_id, TR.model_id, 16,
+                                                           mode="achievable"))
+    assert e.b_star == fleet.BStar(critical_batch(TR.hardware_id, TR.model_id, 16,
+                                                  mode="achievable"), "achievable")
+
+
+@pytest.mark.parametrize("model_id", fleet.fleet_models(TR))
+def test_evaluate_matches_the_physics_and_next_only_when_a_layout(model_id):
+    lay = fleet.FleetLayouts(TR)
+    for key, p in lay.presets_for(lay.models[model_id]).items():
+        _, index = fleet_table(TR, 16, 16, p.context, p.batch, model_id)
+        for deg in ((1, 1, 1, 1, 1), (4, 1, 1, 1, 1), (4, 1, 1, 4, 1), (8, 1, 2, 1, 2)):
+            e = lay.evaluate(model_id, key, deg)
+            assert (e.config is not None) == (deg in index)
+            assert (e.next_config is not None) == (e.next_degrees in index)
+            if e.next_config is None:
+                assert e.next_reason == not_candidate_reason(TR, e.next_degrees, p.batch,
+                                                             p.context, model_id)
+            if e.config is None:
+                continue
+            ref = config_at(TR.hardware_id, model_id, p.context, p.batch, 16, 16, deg,
+                            mode="achievable")
+            assert e.step_s == pytest.approx(ref.per_token_latency_s)
+            assert e.per_token_s == pytest.approx(ref.per_token_latency_s
+                                                  / ref.batch_per_replica)
+            prompt = max(1, p.context - TR.output_tokens)
+            pre = prefill_time(TR.hardware_id, model_id, prompt, 16, 16, deg[0], "achievable")
+            assert e.prefill.ttft_s == pytest.approx(context_parallel_ttft(pre, deg[1]))
+
+
+@pytest.mark.parametrize("model_id", fleet.fleet_models(TR))
+def test_sweeps_hold_only_finite_numbers(model_id):
+    lay = fleet.FleetLayouts(TR)
+    opts = [1, 2, 4, 8, 16, 32, 64]
+    for key in lay.presets_for(lay.models[model_id]):
+        for deg in ((1, 1, 1, 1, 1), (4, 1, 1, 1, 1), (8, 2, 2, 2, 1)):
+            sw = lay.sweep(lay.evaluate(model_id, key, deg), opts)
+            for arr in (sw.degrees, sw.step_ms, sw.comm_degrees, sw.comm_ms):
+                assert np.all(np.isfinite(arr)) and all(x > 0 for x in arr)
+            assert len(sw.degrees) == len(sw.step_ms)
+            assert len(sw.comm_degrees) == len(sw.comm_ms)
