@@ -376,7 +376,7 @@ def _busy_share(w: _Workload, policy: str, batch: int, mean_batch: float,
     request of batches of ``mean_batch`` (linear between the two whole batches around it;
     a full batch at the measured capacity), at most 1."""
     b = min(float(batch), max(1.0, float(mean_batch)))
-    lo, hi = int(math.floor(b)), int(math.ceil(b))
+    lo, hi = math.floor(b), math.ceil(b)
 
     def per_request_s(k: int) -> float:
         return 1.0 / (capacity_req if k == batch else float(_capacity(w, policy, k)))
