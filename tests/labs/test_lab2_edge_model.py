@@ -181,7 +181,7 @@ def test_robotaxi_energy_per_day_states_its_batch(lab):
     batched = pe.vehicle_batch("robotaxi", 8, b.track.batch_size)
     assert r["batched_daily_wh"] == pytest.approx(batched.daily_wh)
     assert batched.daily_wh < r["daily_wh"]  # batching amortises; the deadline forbids it
-    assert f"Batching {b.track.batch_size} frames per pass" in b.details.value
+    assert f"Batching {b.track.batch_size} frames in every pass" in b.details.value
     c = lab("robotaxi").part("C")
     assert "batch 1" in c.readout.value
 

@@ -242,7 +242,8 @@ def test_reveal_tables_highlight_your_row_and_match_the_physics(lab, track, mode
                         tr.kv_bits, (row.tp, row.cp, 1, 1, 1) if row.label != "yours"
                         else tuple(r["degrees"]), mode="achievable")
         assert row.config == ref
-        assert fmt_time(row.ttft_s) in html
+        if row.fits:   # a tier that does not fit memory has no step or prefill to quote
+            assert fmt_time(row.ttft_s) in html
         if row.fits:
             assert row.met == slo_met(row.ttft_s, ref.per_token_latency_s)
             assert fmt_time(ref.per_token_latency_s) in html

@@ -82,15 +82,18 @@ def _finite(x: float | None) -> float | None:
 
 
 def _sig(v: float, sig: int) -> str:
-    """``v`` to ``sig`` significant digits; grouped from 1,000 (whole numbers unless ``sig``
-    asks for more digits); exponent form from 1e6."""
-    text = f"{v:.{sig}g}"
-    if abs(v) >= 1e6:
-        return text
-    rounded = abs(float(text))
-    if rounded < 1e3:
-        return text
-    return f"{v:,.{max(0, sig - 1 - math.floor(math.log10(rounded)))}f}"
+    """``v`` to ``sig`` significant digits, in words a reader reads: whole numbers grouped
+    (``86,400``, ``1,200,000,000``; from 1,000 every digit of the whole part is kept),
+    decimals without trailing zeros (``23.4``, ``0.0000259``); never an exponent."""
+    if v == 0:
+        return "0"
+    r = float(f"{v:.{sig}g}")
+    e = math.floor(math.log10(abs(r)))
+    decimals = max(0, sig - 1 - e)
+    if e >= 3:
+        return f"{v:,.{decimals}f}"
+    text = f"{r:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if decimals else text
 
 
 def _ladder(v: float, steps: Sequence[_Step], sig: int, unit: str = "") -> str:
@@ -130,16 +133,14 @@ def fmt_num(x: float | None) -> str:
     """The ledger style for money and rates: ``12,139``, ``583``, ``23.38``, ``0.0014``.
 
     Whole numbers with separators from 100, 2 decimals from 1 to 100, 3 significant digits
-    below 1, and ``1.234e+12`` from 10^12 on.
+    below 1 (``0.0000259``); never an exponent.
     """
     v = _finite(x)
     if v is None:
         return NA
     a = abs(v)
-    if a >= 1e12:
-        return f"{v:,.3e}"
     if a < 1:
-        text = f"{v:.3g}"
+        text = _sig(v, 3)
         if abs(float(text)) < 1:
             return text
     if a < 100:

@@ -26,7 +26,7 @@ import ipywidgets as ipw
 
 from labkit import ui as lw
 from labkit.core.answers import AnswerStore, now_iso, record_ledger, write_json_atomic
-from labkit.core.format import format_bytes, plain_dict
+from labkit.core.format import fmt, format_bytes, plain_dict
 from labkit.labs.common import LabPart, answer_key, download_link, md_entry
 from labkit.labs.info import LabInfo
 from labkit.labs.parts import PARTS
@@ -42,8 +42,8 @@ _QUOTE = ("margin:8px 0;padding:8px 12px;background:#f4f6f7;border-left:4px soli
 
 def params_label(n: float) -> str:
     """``70.6B``, ``3.4M``, ``38.6k``: a model's parameter count for a header."""
-    return (f"{n / 1e9:.3g}B" if n >= 1e9 else f"{n / 1e6:.3g}M" if n >= 1e6
-            else f"{n / 1e3:.3g}k")
+    return (f"{fmt(n / 1e9)}B" if n >= 1e9 else f"{fmt(n / 1e6)}M" if n >= 1e6
+            else f"{fmt(n / 1e3)}k")
 
 
 class LabBase(Generic[P]):

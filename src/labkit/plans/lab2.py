@@ -101,6 +101,7 @@ class BindingConstraint:
     ratio: float | None
     fails: bool
     capped: bool
+    detail: str = ""
 
 
 def binding_constraint(constraints: Mapping[str, Constraint]) -> BindingConstraint | None:
@@ -116,4 +117,4 @@ def binding_constraint(constraints: Mapping[str, Constraint]) -> BindingConstrai
         return None
     c = constraints[best[1]]
     r = best[2]
-    return BindingConstraint(best[1], r, not c.passed, r is None or r > OFF_SCALE)
+    return BindingConstraint(best[1], r, not c.passed, r is None or r > OFF_SCALE, c.detail)

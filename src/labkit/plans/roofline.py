@@ -26,7 +26,7 @@ from labkit.core.format import fmt_count
 from labkit.core.units import bits_to_bytes
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.phases import CnnRoofline as CnnRoofline
-from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
+from labkit.physics.phases import cnn_inference_time
 from labkit.physics.roofline import EXTREME_CONTEXT as EXTREME_CONTEXT
 from labkit.physics.roofline import MODES as MODES
 from labkit.physics.roofline import PAPER_BATCHES as PAPER_BATCHES
@@ -47,6 +47,12 @@ from labkit.physics.roofline import (
     memory_budget,
     serving_batch,
 )
+from labkit.plans.cnn_roofline import CnnView as CnnView
+from labkit.plans.cnn_roofline import PrecisionFloor as PrecisionFloor
+from labkit.plans.cnn_roofline import cnn_intensity as cnn_intensity
+from labkit.plans.cnn_roofline import cnn_roofs as cnn_roofs
+from labkit.plans.cnn_roofline import cnn_view as cnn_view
+from labkit.plans.cnn_roofline import precision_floor as precision_floor
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 
@@ -98,6 +104,11 @@ class Equation:
     unit: str = ""
 
 
+FIT_BASIS = "the largest batch that fits all usable memory (no serving reserve)"
+"""How Part A's memory fit is counted (weights + KV + activations in every usable byte;
+Lab 1's session count keeps the track's memory reserve, so it holds fewer)."""
+
+
 def _combine(op: str, t: Sequence[float]) -> float:
     if op == "sum":
         return float(sum(t))
@@ -143,7 +154,7 @@ class BatchingGain:
         span = f"B = {fmt_count(GAIN_FROM_BATCH)} → {fmt_count(self.batch_to)}"
         if self.analytic:
             return f"{span} (analytic: memory not modelled, as §5.1)"
-        return f"{span}, the largest batch that fits" if self.capped else span
+        return f"{span}, {FIT_BASIS}" if self.capped else span
 
 
 @dataclass(frozen=True)
@@ -550,111 +561,6 @@ def gain_sweep(hw: Hardware, m: Model, grid: np.ndarray, wb: int, kb: int, tp: i
                                     mode=mode).per_token_s)
     gain = np.where(to > 0, t1 / tn, np.nan)
     return gain, to
-
-
-# -- the CNN pass ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class CnnView:
-    """One CNN pass of ``batch`` inputs at ``weight_bits`` on the classic roofline in
-    ``mode``: the physics' ``pass_``, its datapath ``precision``, FLOP per byte, the ridge
-    C/BW, C (``c_flops``) and BW in ``mode``, attainable min(C, AI x BW) and achieved
-    FLOP/s, and the compute term's parts the math peek prints (``fp32_flops``, the
-    CUDA-core rate; ``layer_tail_flop`` per fused layer)."""
-
-    mode: str
-    weight_bits: int
-    batch: int
-    pass_: CnnRoofline
-    precision: str
-    ai_flop_per_byte: float
-    ridge_flop_per_byte: float
-    c_flops: float
-    bw_bytes_per_s: float
-    attainable_flops: float
-    achieved_flops: float
-    achievable_over_peak: float
-    fp32_flops: float
-    layer_tail_flop: float
-    kernel_layers: int
-
-    latency_s: float  # the pass, s
-    regime: str
-    cuda_cores: bool  # the engine kept the CUDA-core (FP32) kernels
-    tail: bool  # the pass charges each fused layer's tile tail
-
-
-def _cnn_rates(hw: Hardware, weight_bits: int, mode: str) -> tuple[str, float, float]:
-    """(precision, C FLOP/s, BW B/s) of a CNN pass at ``weight_bits`` in ``mode``."""
-    d = get_mode(mode, hw, "cnn")
-    prec = cnn_compute_precision(hw, weight_bits)
-    return (prec, hw.flops(prec) * d.cnn_flop_efficiency(prec),
-            hw.memory_bandwidth * d.bandwidth_efficiency)
-
-
-def cnn_view(hw: Hardware, m: Model, weight_bits: int, batch: int, mode: str) -> CnnView:
-    """One pass and every number Part A (CNN) quotes about it."""
-    r = cnn_inference_time(hw, m, weight_bits, batch, mode)
-    prec, c, bw = _cnn_rates(hw, weight_bits, mode)
-    ai = float(r.flops / r.bytes_moved)
-    other = {md: float(cnn_inference_time(hw, m, weight_bits, batch, md).latency_s)
-             for md in MODES}
-    d = get_mode(mode, hw, "cnn")
-    return CnnView(mode, int(weight_bits), int(batch), r, prec, ai, c / bw, c, bw,
-                   min(c, ai * bw), float(r.flops) / float(r.latency_s),
-                   other["achievable"] / other["peak"],
-                   hw.flops("fp32") * d.cnn_flop_efficiency("fp32"), d.layer_tail_flop,
-                   m.kernel_layers, float(r.latency_s), str(r.regime), bool(r.cuda_cores),
-                   float(r.tail_flops) > 0)
-
-
-def cnn_roofs(hw: Hardware, precisions: Sequence[str], ai_grid: np.ndarray,
-              mode: str) -> np.ndarray:
-    """Attainable FLOP/s along ``ai_grid`` for each precision's roof in ``mode``."""
-    d = get_mode(mode, hw, "cnn")
-    bw = hw.memory_bandwidth * d.bandwidth_efficiency
-    return np.vstack([np.minimum(hw.peak_flops[p] * d.cnn_flop_efficiency(p), ai_grid * bw)
-                      for p in precisions])
-
-
-def cnn_intensity(hw: Hardware, m: Model, weight_bits: int, batches: np.ndarray,
-                  mode: str) -> tuple[np.ndarray, float]:
-    """(FLOP per byte of a pass at each batch, the ridge C/BW) at ``weight_bits``."""
-    r = cnn_inference_time(hw, m, weight_bits, batches, mode)
-    _, c, bw = _cnn_rates(hw, weight_bits, mode)
-    return np.asarray(r.flops) / np.asarray(r.bytes_moved), c / bw
-
-
-@dataclass(frozen=True)
-class PrecisionFloor:
-    """A pass at ``bits`` no faster than at the next wider width ``wider_bits``: both on
-    the ``precision`` datapath and the pass ``regime`` (compute/memory seconds), so only
-    the bytes moved fall (``bytes_wider`` -> ``bytes_here``)."""
-
-    bits: int
-    wider_bits: int
-    precision: str
-    regime: str
-    compute_s: float
-    memory_s: float
-    latency_s: float
-    bytes_wider: float
-    bytes_here: float
-
-
-def precision_floor(hw: Hardware, m: Model, bits: int, precisions: Sequence[int],
-                    batch: int = 1, mode: str = "achievable") -> PrecisionFloor | None:
-    """The floor at ``bits`` (None when it is faster than the next wider width)."""
-    wider = sorted(p for p in precisions if p > bits)
-    if not wider:
-        return None
-    here = cnn_inference_time(hw, m, bits, batch, mode)
-    up = cnn_inference_time(hw, m, wider[0], batch, mode)
-    if float(here.latency_s) < float(up.latency_s):
-        return None
-    return PrecisionFloor(bits, wider[0], cnn_compute_precision(hw, bits), str(here.regime),
-                          float(here.compute_s), float(here.memory_s), float(here.latency_s),
-                          float(up.bytes_moved), float(here.bytes_moved))
 
 
 # -- the paper's worked example (section 5.1) -------------------------------------------------

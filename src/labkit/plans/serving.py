@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
 from labkit.core import validation as v
-from labkit.core.format import format_bytes
+from labkit.core.format import fmt, fmt_num, format_bytes
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.batching import (
     DEFAULT_REQUESTS,
@@ -243,7 +243,7 @@ def _sized_plan(tr: Track, common: _PlanCommon, kw: PolicyInputs, slots: int, um
     ratio = None if not baseline else daily / baseline
     reason = (f"{counted(replicas, tr.replica_noun, tr.replica_nouns)} of {dev} device(s), "
               f"{slots} slot(s) each, at "
-              f"utilisation {utilisation:.3g}")
+              f"utilisation {fmt(utilisation)}")
     if exceeds:
         reason += f"; demand needs more than the {tr.max_replicas} device(s) available"
     return ServingPlan(
@@ -351,8 +351,8 @@ def _cost_check(tr: Track, p: ServingPlan) -> GuardrailCheck:
     return GuardrailCheck(
         "cost", p.daily_cost <= tr.daily_budget, p.daily_cost, tr.daily_budget,
         f"{tr.cost_unit}/day",
-        f"{p.daily_cost:,.4g} {tr.cost_unit}/day ({daily_basis(tr, p)}) vs budget "
-        f"{tr.daily_budget:,.4g} {tr.cost_unit}")
+        f"{fmt_num(p.daily_cost)} {tr.cost_unit}/day ({daily_basis(tr, p)}) vs budget "
+        f"{fmt_num(tr.daily_budget)} {tr.cost_unit}")
 
 
 def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
@@ -383,9 +383,9 @@ def release_guardrails(track: str | Track, plan: ServingPlan | None = None,
         checks.append(GuardrailCheck("slo", False, None, tr.slo_s, "s",
                                      "not evaluated: the plan does not fit in memory"))
     else:
-        detail = f"{q_name} {metric} {r.slo_value_s * 1e3:.3g} ms vs {tr.slo_s * 1e3:.3g} ms"
+        detail = f"{q_name} {metric} {fmt(r.slo_value_s * 1e3)} ms vs {fmt(tr.slo_s * 1e3)} ms"
         if tr.ttft_slo_s is not None:
-            detail += f"; p99 TTFT {r.ttft_p99_s:.3g} s vs {tr.ttft_slo_s:.3g} s"
+            detail += f"; p99 TTFT {fmt(r.ttft_p99_s)} s vs {fmt(tr.ttft_slo_s)} s"
         if not r.stable:
             detail += f"; the {tr.replica_noun} is overloaded (queue grows)"
         checks.append(GuardrailCheck("slo", r.slo_met, r.slo_value_s, tr.slo_s, "s", detail))
@@ -573,7 +573,7 @@ def routed_release(track: str | Track, main: ServingPlan, tier: ServingPlan | No
     quality = GuardrailCheck(
         "quality", loss <= tr.max_quality_loss_pct and kv_ok, loss, q0.limit, q0.unit,
         f"{1 - r:.0%} at {main.weight_bits}-bit, {r:.0%} at {tier.weight_bits}-bit weights: "
-        f"est. {loss:.3g} points lost on average vs {tr.max_quality_loss_pct:g} allowed"
+        f"est. {fmt(loss)} points lost on average vs {tr.max_quality_loss_pct:g} allowed"
         + ("" if kv_ok else f"; KV below the {tr.min_kv_bits}-bit floor"))
     daily = (None if main.daily_cost is None or tier.daily_cost is None
              else main.daily_cost + tier.daily_cost)
@@ -581,9 +581,10 @@ def routed_release(track: str | Track, main: ServingPlan, tier: ServingPlan | No
                            "not evaluated: infeasible plan") if daily is None else
             GuardrailCheck("cost", daily <= tr.daily_budget, daily, tr.daily_budget,
                            f"{tr.cost_unit}/day",
-                           f"{daily:,.4g} {tr.cost_unit}/day (main {main.daily_cost:,.4g} + "
-                           f"routed tier {tier.daily_cost:,.4g}) vs budget "
-                           f"{tr.daily_budget:,.4g} {tr.cost_unit}"))
+                           f"{fmt_num(daily)} {tr.cost_unit}/day (main "
+                           f"{fmt_num(main.daily_cost)} + "
+                           f"routed tier {fmt_num(tier.daily_cost)}) vs budget "
+                           f"{fmt_num(tr.daily_budget)} {tr.cost_unit}"))
     checks = (mem, slo, quality, cost)
     failed = [c for c in checks if not c.passed]
     binding = failed[0].name if failed else None

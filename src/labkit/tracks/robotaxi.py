@@ -50,8 +50,9 @@ ROBOTAXI = make_track(
             "D": "Pick precision and schedule that never miss a frame, stay above the validated "
                  "accuracy floor and inside the energy budget.",
         },
-        "For perception the deadline and the validated precision bind, not memory or cost -- and "
-        "the one-time safety validation outweighs a year of inference energy."),
+        "For perception the hard deadline and the validated precision are the lines a plan must "
+        "never cross, and memory is never the wall -- and the one-time safety validation "
+        "outweighs a year of inference energy."),
     sources={
         "setup_cost": "assumption: safety validation of a release replays 3,000 h of "
                       "recorded drives hardware-in-the-loop on vehicle-grade Orins at "

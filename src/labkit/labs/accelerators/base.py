@@ -9,7 +9,7 @@ from typing import Protocol, cast
 import ipywidgets as ipw
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_time, fmt_tokens, format_bytes
+from labkit.core.format import fmt, fmt_count, fmt_time, fmt_tokens, format_bytes
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.info import LAB_ID, PART_MINUTES, PART_TITLES
 from labkit.labs.common import LabLike, LabPart, html_table
@@ -42,7 +42,7 @@ def tokens_label(n: int) -> str:
 
 
 def thousands(tokens: float) -> str:
-    return f"{tokens / 1e3:.3g} thousand" if tokens >= 1e3 else f"{tokens:,.0f}"
+    return f"{fmt(tokens / 1e3)} thousand" if tokens >= 1e3 else f"{tokens:,.0f}"
 
 
 def rules_table_html(batch: int, context: int, b_star: float, l_star: float) -> str:
@@ -56,8 +56,8 @@ def rules_table_html(batch: int, context: int, b_star: float, l_star: float) -> 
         rows.append([f"<b style='background:#fdebd0'>{lw.esc(c)}</b>" if r.here else lw.esc(c)
                      for c in cells])
     return (f"<div class='labkit-rules'><b>The paper's regime rules (§5.2)</b>: your settings "
-            f"put S = {context:,} tokens at {context / l_star:.3g} L* and B = {batch:,} at "
-            f"{batch / b_star:.3g} B* (peak)."
+            f"put S = {context:,} tokens at {fmt(context / l_star)} L* and B = {batch:,} at "
+            f"{fmt(batch / b_star)} B* (peak)."
             + html_table(["regime", "paper's batch", ""], rows) + "</div>")
 
 

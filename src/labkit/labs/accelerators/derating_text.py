@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, tex_num
+from labkit.core.format import fmt, fmt_count, tex_num
 from labkit.plans.measured import device_class_label
 from labkit.plans.roofline import DeratingTerm, Equation
 from labkit.registries.hardware import Hardware
@@ -45,7 +45,7 @@ def balance_tex(hw: Hardware, mode: str, weight_bits: int, is_moe: bool, ai: Equ
         + (f" \\times {sparsity:.3g}" if is_moe else "")
         + (f" \\div {q:.3g}" if q != 1.0 else "")
         + f" = {tex_num(b_star.result)}\\ \\text{{sequences}}$$"
-        + (f"<p>(÷ {q:.3g}: {fmt_count(weight_bits)}-bit weights stream at {q:.3g} of the "
+        + (f"<p>(÷ {fmt(q)}: {fmt_count(weight_bits)}-bit weights stream at {fmt(q)} of the "
            "bandwidth the KV read reaches, the dequantisation cost.)</p>"
            if q != 1.0 else ""))
     return ai_txt, text

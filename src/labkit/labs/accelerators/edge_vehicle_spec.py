@@ -32,6 +32,10 @@ def worst_text(p: CameraPoint) -> str:
     return f"a worst case of {fmt_time(cl.worst_latency_s)}"
 
 
+WORST_BASIS = ("every camera's frame arriving at once, the bound a hard deadline must meet "
+               "(Lab 1 reports the largest latency its simulated stream happened to see)")
+
+
 def worst_card(p: CameraPoint, slo_s: float) -> tuple[str, str, str, str]:
     """The worst-case latency card; past 100% busy no latency is bounded, so none is
     quoted as one."""
@@ -40,8 +44,8 @@ def worst_card(p: CameraPoint, slo_s: float) -> tuple[str, str, str, str]:
         return ("worst-case latency", "unbounded",
                 f"the busiest SoC would be {fmt_pct(cl.max_busy)} busy: queues grow without "
                 f"end (a single burst takes {fmt_time(cl.worst_latency_s)})", lw.PALETTE["red"])
-    return ("worst-case latency", fmt_time(cl.worst_latency_s), f"deadline {fmt_time(slo_s)}",
-            lw.PALETTE["red"])
+    return ("worst-case latency", fmt_time(cl.worst_latency_s),
+            f"deadline {fmt_time(slo_s)}; {WORST_BASIS}", lw.PALETTE["red"])
 
 
 def energy_card(p: CameraPoint, budget_text: str) -> tuple[str, str, str, str]:
@@ -118,11 +122,13 @@ def b_closest(p: CameraPoint, walls_first: str, at: int | None) -> str:
 
 
 def b_batch_note(here: CameraPoint, batched: VehicleBatch, slo_s: float) -> str:
-    """Energy per day at batch 1 (shown) beside the track's batched plan (Lab 1's basis)."""
+    """Energy per day at batch 1 (shown) beside full batches (what batching could save at
+    best; Lab 1's dynamic plan forms smaller batches at this load)."""
     late = batched.wait_s + batched.pass_s > slo_s
     return (f"<p class='labkit-basis'><b>Energy basis:</b> {basis(here.batch)}, "
             f"{fmt_count(here.daily_wh)} Wh/day here. Batching "
-            f"{fmt_count(batched.batch)} frames per pass (Lab 1's batched plan) costs "
+            f"{fmt_count(batched.batch)} frames in every pass (full batches, the best "
+            f"batching can do) would cost "
             f"{fmt_count(batched.daily_wh)} Wh/day at the default cameras and fps, but with "
             f"frames spread evenly the first of a batch waits {fmt_time(batched.wait_s)} for "
             f"the last, and the pass takes "
@@ -167,14 +173,17 @@ def c_prediction(tr: Track, n: int, fps: float) -> Spec:
 
 
 def c_checkpoint() -> CheckSpec:
-    q = "Why does splitting the model's layers across two SoCs not cut a frame's latency?"
+    q = ("Why does splitting the model's layers across two SoCs not cut the time of one "
+         "frame on its own (no other frame queued ahead of it)?")
     opts = [("Every frame still passes both halves, plus the hand-off and a second fixed "
              "overhead: the split adds throughput, not speed", "pipeline"),
             ("The link is too slow for any data", "link"),
             ("The second SoC is idle", "idle"),
             ("It does: it halves the latency", "halves")]
     good = ("Right: a pipeline overlaps different frames; one frame sees stage A + transfer + "
-            "stage B. Splitting cameras instead shortens the queue each frame waits in.")
+            "stage B. What it can cut is the queue: with several cameras' frames waiting, the "
+            "worst case falls because two frames are in flight at once, as the reveal shows. "
+            "Splitting cameras shortens that queue more directly.")
     bad = ("Not quite: one frame still goes through both stages in turn, plus the "
            "activations' hand-off and each stage's overhead.")
     return q, opts, "pipeline", feedback_map(opts, "pipeline", good, bad)

@@ -49,8 +49,8 @@ def hook(users: int, rate: float, seconds: float, context: int, device: str) -> 
 def prediction(track: Track, f: FleetSizing) -> Spec:
     q = (f"{lw.esc(track.label)}: {fmt_count(f.users)} users at "
          f"{fmt_count(f.context_tokens)} tokens, TPOT within {fmt_time(f.tpot_slo_s)}, "
-         f"{f.weight_bits}-bit weights and {f.kv_bits}-bit KV. Which axis decides the fleet "
-         "size?")
+         f"{f.weight_bits}-bit weights and {f.kv_bits}-bit KV. Which of the paper's three "
+         "axes decides the decode-only fleet (before prefill and the utilisation cap)?")
     return q, [("A: the weights floor (devices to hold one copy of the model)", "weights"),
                ("B: KV headroom (memory for every user's cache)", "kv"),
                ("C: TPOT throughput (users per replica within the SLO)", "slo")]
@@ -86,7 +86,7 @@ def cards(f: FleetSizing, budget_text: str) -> list[tuple[str, str, str, str]]:
     fleet_note = (f"decode only {fmt_count(f.decode_only_devices)}; {basis(f)}"
                   if f.feasible else "")
     return [
-        ("binding axis", AXIS_LABELS[sz.binding_axis] if f.feasible else "infeasible",
+        ("binding axis (decode only)", AXIS_LABELS[sz.binding_axis] if f.feasible else "infeasible",
          sz.reason, lw.PALETTE["red"]),
         ("fleet", f"{fmt_count(f.fleet_devices)} devices" if f.feasible else "—",
          fleet_note, lw.PALETTE["blue"]),
@@ -259,6 +259,6 @@ def takeaway(f: FleetSizing) -> str:
     bind = f.sizing.binding_axis
     return (f"Capacity: {fmt_count(f.users)} users at {fmt_count(f.context_tokens)} tokens "
             f"within {fmt_time(f.tpot_slo_s)} need {fmt_count(f.fleet_devices)} devices "
-            f"({basis(f)}; decode only {fmt_count(f.decode_only_devices)}); the "
-            f"{AXIS_LABELS.get(bind, 'n/a')} axis binds, so the paper's first lever is "
-            f"{PLAYBOOK[bind][1]}.")
+            f"({basis(f)}; decode only {fmt_count(f.decode_only_devices)}); of the paper's "
+            f"three axes the {AXIS_LABELS.get(bind, 'n/a')} one binds the decode-only "
+            f"fleet, so its first lever is {PLAYBOOK[bind][1]}.")

@@ -10,6 +10,7 @@ from labkit import ui as lw
 from labkit.core import validation as v
 from labkit.core.answers import AnswerStore, read_ledger
 from labkit.core.format import (
+    fmt,
     fmt_count,
     fmt_pct,
     fmt_si,
@@ -76,7 +77,7 @@ class Lab(LabBase[Part]):
     def _hardware_summary(self, hw: Hardware) -> str:
         return (f"{format_bytes(hw.usable_memory_bytes)} usable, "
                 f"{fmt_si(hw.memory_bandwidth, 'B/s')}, {fmt_si(hw.flops(), 'FLOP/s')} "
-                f"{hw.default_precision}; machine balance {hw.arithmetic_intensity:,.3g} FLOP/B")
+                f"{hw.default_precision}; machine balance {fmt(hw.arithmetic_intensity)} FLOP/B")
 
     def _stakeholder_question(self) -> str:
         tr = self.track

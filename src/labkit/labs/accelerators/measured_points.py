@@ -24,7 +24,7 @@ import bqplot as bq
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count
+from labkit.core.format import fmt, fmt_count
 from labkit.labs.common import html_table
 from labkit.plans.measured import (
     CalibrationRow,
@@ -190,8 +190,8 @@ class MeasuredPoints:
         if not rows:
             return self._none_html(hw)
         cells = [[f"<code>{lw.esc(m.id)}</code>", lw.esc(m.system), self._config(m),
-                  f"{m.batch:,}", f"{r.measured_s * 1e3:,.3g}", f"{r.peak_s * 1e3:,.3g}",
-                  f"{r.achievable_s * 1e3:,.3g}", f"{r.ratio:.2f}", _source_cell(m.source)]
+                  f"{m.batch:,}", f"{fmt(r.measured_s * 1e3)}", f"{fmt(r.peak_s * 1e3)}",
+                  f"{fmt(r.achievable_s * 1e3)}", f"{r.ratio:.2f}", _source_cell(m.source)]
                  for m, r in rows]
         cases = [m for m, _ in rows]
         return (f"<div class='labkit-measured'><p><b>Where real systems sit:</b> "

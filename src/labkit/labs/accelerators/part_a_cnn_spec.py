@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_si, fmt_time, format_bytes, tex_num
+from labkit.core.format import fmt, fmt_count, fmt_si, fmt_time, format_bytes, tex_num
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.roofline import CnnView
@@ -60,8 +60,8 @@ def cards(v: CnnView, deadline_s: float) -> list[Card]:
     return [
         ("regime", v.regime, f"{v.mode} roofline, {v.precision} arithmetic",
          lw.PALETTE["red"]),
-        ("arithmetic intensity", f"{v.ai_flop_per_byte:,.3g} FLOP/B",
-         f"ridge at {v.ridge_flop_per_byte:,.3g} ({v.mode})", lw.PALETTE["blue"]),
+        ("arithmetic intensity", f"{fmt_count(v.ai_flop_per_byte)} FLOP/B",
+         f"ridge at {fmt(v.ridge_flop_per_byte)} ({v.mode})", lw.PALETTE["blue"]),
         ("attainable", fmt_si(v.attainable_flops, "FLOP/s"),
          f"achieved {fmt_si(v.achieved_flops, 'FLOP/s')}", lw.PALETTE["orange"]),
         ("pass latency", fmt_time(v.latency_s),
@@ -93,8 +93,8 @@ def boundary_text(v: CnnView, deadline_s: float) -> tuple[str, str]:
             if v.mode == "achievable" else
             "Switch to the achievable roofline to see why real passes sit under it.")
     return (f"Compute-bound, {v.latency_s / deadline_s:.1%} of the deadline",
-            f"The point is right of the ridge ({v.ai_flop_per_byte:,.3g} vs "
-            f"{v.ridge_flop_per_byte:,.3g} FLOP/B, {v.mode}): only more FLOP/s or fewer FLOP "
+            f"The point is right of the ridge ({fmt_count(v.ai_flop_per_byte)} vs "
+            f"{fmt(v.ridge_flop_per_byte)} FLOP/B, {v.mode}): only more FLOP/s or fewer FLOP "
             "help now. " + tail)
 
 
@@ -134,7 +134,7 @@ def math_html(v: CnnView, flops_per_input: float) -> str:
         f"+ o = \\max({tex_num(float(r.compute_s) * 1e3)}, "
         f"{tex_num(float(r.memory_s) * 1e3)}) + {tex_num(float(r.overhead_s) * 1e3)} = "
         f"{tex_num(v.latency_s * 1e3)}\\ \\text{{ms}}$$" + tail_note
-        + f"<p>Ridge C/BW = {v.ridge_flop_per_byte:,.3g} FLOP/B ({v.precision}, {v.mode}). "
+        + f"<p>Ridge C/BW = {fmt(v.ridge_flop_per_byte)} FLOP/B ({v.precision}, {v.mode}). "
           "Source: <code>labkit.plans.roofline.cnn_view</code> (on "
           "<code>labkit.physics.phases.cnn_inference_time</code>).</p>")
 
@@ -149,17 +149,17 @@ def reveal_body(computed_line: str, d: CnnView, r: Mapping[str, Any], hw: Hardwa
             f"<div>With your settings: <b>{r['regime']}</b>, {fmt_time(r['latency_s'])} per "
             "pass.</div><div style='color:#5d6d7e'>Why: a CNN reuses each weight across "
             f"every position it slides over: one {fmt_count(weight_bits)}-bit pass does "
-            f"{ai:,.3g} FLOP per byte moved, {'above' if ai >= ridge else 'below'} the "
-            f"{lw.esc(hw.name)}'s ridge of {ridge:,.3g} ({fmt_si(d.c_flops, 'FLOP/s')} "
+            f"{fmt(ai)} FLOP per byte moved, {'above' if ai >= ridge else 'below'} the "
+            f"{lw.esc(hw.name)}'s ridge of {fmt(ridge)} ({fmt_si(d.c_flops, 'FLOP/s')} "
             f"over {fmt_si(d.bw_bytes_per_s, 'B/s')}, peak). The ridge is a ratio, so a small "
             "device with a tiny FLOP/s and a tiny bandwidth can still be compute-bound. "
             "Real passes sit under the roof: achievable takes "
-            f"{r['achievable_over_peak']:.2g}x the peak pass here (the "
+            f"{fmt(r['achievable_over_peak'], sig=2)}x the peak pass here (the "
             f"{lw.esc(class_label)} class's derating); {lw.esc(r['real_systems'])}.</div>")
 
 
 def takeaway(r: Mapping[str, Any]) -> str:
     return (f"Roofline: at {r['weight_bits']}-bit, {r['batch']} input(s) per pass, the "
-            f"model sits at {r['ai_flop_per_byte']:,.3g} FLOP/B vs a ridge of "
-            f"{r['ridge_flop_per_byte']:,.3g} ({r['mode']}): {r['regime']}, "
+            f"model sits at {fmt(r['ai_flop_per_byte'])} FLOP/B vs a ridge of "
+            f"{fmt(r['ridge_flop_per_byte'])} ({r['mode']}): {r['regime']}, "
             f"{fmt_time(r['latency_s'])} per pass of a {fmt_time(r['deadline_s'])} deadline.")

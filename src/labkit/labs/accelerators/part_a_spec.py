@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_pct, fmt_time, format_bytes
+from labkit.core.format import fmt, fmt_count, fmt_pct, fmt_time, format_bytes
 from labkit.labs.accelerators.base import feedback_map, paper_ms, thousands, tokens_label
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.roofline import STALL, Balance, DecodeView, Fix, PaperExample
@@ -61,8 +61,8 @@ def checkpoint_spec(ex: PaperExample) -> CheckSpec:
     t_long = ex.per_token_s[long]
     good = (f"Right: doubling B saves (B*/2B) / (B*/B + 1 + S/L*), under {fmt_pct(STALL)} "
             "once B > 4 B*/(1 + S/L*). Long context only lowers that batch: on the paper's "
-            f"PE ({ex.mode}, analytic; B* = {ex.b_star:.4g}) B = {fmt_count(lo)} → "
-            f"{fmt_count(hi)} cuts the time per token {ex.gain(short):.2g}x at "
+            f"PE ({ex.mode}, analytic; B* = {fmt(ex.b_star, sig=4)}) B = {fmt_count(lo)} → "
+            f"{fmt_count(hi)} cuts the time per token {fmt(ex.gain(short), sig=2)}x at "
             f"{tokens_label(short)} tokens but {fmt_pct(1 - t_long[1] / t_long[0], sig=2)} at "
             f"{tokens_label(long)} ({long / ex.l_star:.0f} L*).")
     bad = ("Not quite: per token = B*/B + 1 + S/L*. Only the weight share B*/B falls with "
@@ -79,7 +79,7 @@ def cards(v: DecodeView, hw_name: str) -> list[Card]:
     return [
         ("regime", str(pt.regime), f"{v.mode} roofline, {fmt_count(v.tp)} x {hw_name}",
          lw.PALETTE["red"]),
-        (bal.b_label, f"{bal.b_star:,.4g}",
+        (bal.b_label, f"{fmt(bal.b_star, sig=4)}",
          f"critical batch, {fmt_count(bal.weight_bits)}-bit weights", lw.PALETTE["blue"]),
         (bal.l_label, f"{bal.l_star:,.0f} tokens",
          f"{fmt_count(bal.kv_bits)}-bit KV; {thousands(bal.l_star)}", lw.PALETTE["purple"]),
@@ -89,7 +89,7 @@ def cards(v: DecodeView, hw_name: str) -> list[Card]:
         ("per token (step ÷ B)", paper_ms(v.per_token_s),
          f"step {fmt_time(v.step_s)} · {fmt_count(float(pt.tokens_per_s))} tokens/s",
          lw.PALETTE["orange"]),
-        ("batching gain here", "n/a" if g.batch_to is None else f"{g.gain:.3g}x",
+        ("batching gain here", "n/a" if g.batch_to is None else f"{fmt(g.gain)}x",
          f"{g.label} at {v.context_tokens:,} tokens", lw.PALETTE["teal"]),
     ]
 
@@ -99,7 +99,7 @@ def paper_card(ex_t: tuple[float, float], batches: tuple[int, int], context: int
     """The paper's B = 1 -> 256 pair at the context on screen (one PE, analytic)."""
     t1, t2 = ex_t
     lo, hi = batches
-    cut = (f"time per token cut {t1 / t2:.2g}x" if t1 / t2 >= 2
+    cut = (f"time per token cut {fmt(t1 / t2, sig=2)}x" if t1 / t2 >= 2
            else f"time per token cut {fmt_pct(1 - t2 / t1, sig=2)}")
     return (f"paper §5.1: B = {fmt_count(lo)} → {fmt_count(hi)}",
             f"{paper_ms(t1)} → {paper_ms(t2)}",
@@ -108,7 +108,7 @@ def paper_card(ex_t: tuple[float, float], batches: tuple[int, int], context: int
 
 def window_text(model: Model, context: int) -> tuple[str, str]:
     return (f"Past {model.name}'s {model.max_context:,}-token window",
-            f"{context:,} tokens is {context / model.max_context:.3g}x the context the model "
+            f"{context:,} tokens is {fmt(context / model.max_context)}x the context the model "
             "was trained for. The paper evaluates it analytically (the roofline arithmetic "
             "holds for any S); a deployment would need a model trained that far.")
 
@@ -116,7 +116,7 @@ def window_text(model: Model, context: int) -> tuple[str, str]:
 def floor_text(v: DecodeView) -> str:
     """What sets the per-token floor here: the KV read (past L*) or compute."""
     if v.kv_share > 1:
-        return (f"The KV read is the floor here (S/L* = {v.kv_share:.3g} > 1): fewer KV "
+        return (f"The KV read is the floor here (S/L* = {fmt(v.kv_share)} > 1): fewer KV "
                 "bytes (a lower KV precision, GQA/MLA) or context parallelism lower it.")
     return ("Compute is the floor here: more FLOP/s (or fewer weights per token) lower it; "
             "batching does not.")
@@ -127,11 +127,11 @@ def stall_text(v: DecodeView) -> tuple[str, str]:
     divided = "weight fetch and overhead" if o > 0 else "weight fetch"
     g = v.gain
     gain = ("" if g.batch_to is None else
-            f" Batching ({g.label}) cuts the time per token {g.gain:.3g}x at this context.")
+            f" Batching ({g.label}) cuts the time per token {fmt(g.gain)}x at this context.")
     return (f"Batching has stalled: doubling the batch saves {v.doubling_saving:.0%} per "
             "token",
-            f"Per token (step ÷ B), in units of one token's compute: {w:.3g} (weight fetch) "
-            f"+ 1 (compute) + {k:.3g} (KV read)" + (f" + {o:.3g} (overhead)" if o > 0 else "")
+            f"Per token (step ÷ B), in units of one token's compute: {fmt(w)} (weight fetch) "
+            f"+ 1 (compute) + {fmt(k)} (KV read)" + (f" + {fmt(o)} (overhead)" if o > 0 else "")
             + f"; a bigger batch divides only the {divided}.{gain} " + floor_text(v)
             + " Past this point the batch is set by the SLO and memory, not by speed per "
               "token.")
@@ -151,8 +151,8 @@ def boundary_text(v: DecodeView) -> tuple[str, str]:
                 f"{v.knee_batch:,.0f} ({v.mode}); ")
     return (f"{str(pt.regime).capitalize()} and within the limits",
             f"Batching still pays here: doubling the batch would save "
-            f"{v.doubling_saving:.0%} per token (the {divided} share {w + o:.3g} against the "
-            f"floor 1 + S/L* = {1 + k:.3g}). " + knee
+            f"{v.doubling_saving:.0%} per token (the {divided} share {fmt(w + o)} against the "
+            f"floor 1 + S/L* = {fmt(1 + k)}). " + knee
             + f"memory {format_bytes(float(mem.used_bytes))} of "
               f"{format_bytes(mem.capacity_bytes)} per device at B = {v.batch:,}.")
 
@@ -177,18 +177,18 @@ def reveal_body(computed_line: str, d: DecodeView, r: Mapping[str, Any]) -> str:
             "to 1 + S/L*: "
             f"doubling the batch saves {float(r['doubling_saving']):.0%} per token at your "
             "settings. Real systems sit above the roofline: achievable is "
-            f"{float(r['achievable_over_peak']):.2g}x the peak step here{largest}"
+            f"{fmt(float(r['achievable_over_peak']), sig=2)}x the peak step here{largest}"
             f"; {lw.esc(str(r['real_systems']))}.</div>")
 
 
 def takeaway(r: Mapping[str, Any]) -> str:
     mode = r["mode"]
     gain = (f"batching ({r['batching_gain_span']}) cuts the per-token time (step ÷ B) "
-            f"{r['batching_gain']:.3g}x at this context" if r["batching_gain"] is not None
+            f"{fmt(r['batching_gain'])}x at this context" if r["batching_gain"] is not None
             else "no batch fits memory at this context")
     return (f"Roofline: at {r['batch']} sequence(s) and {r['context_tokens']:,} tokens the "
             f"step is {r['regime']} ({mode}, {r['hardware']}); B* ({mode}) = "
-            f"{r['b_star']:,.4g}, L* ({mode}) = {r['l_star']:,.0f} tokens; {gain}.")
+            f"{fmt(r['b_star'], sig=4)}, L* ({mode}) = {r['l_star']:,.0f} tokens; {gain}.")
 
 
 def _value(key: str, value: int) -> str:

@@ -7,7 +7,7 @@ its :class:`~labkit.plans.roofline.Equation` and the result computed from them."
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
+from labkit.core.format import fmt, fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.labs.accelerators.base import paper_ms
 from labkit.labs.accelerators.derating_text import balance_tex, derating_terms_html
 from labkit.labs.common import html_table
@@ -33,7 +33,7 @@ def serving_html(v: DecodeView, tpot_slo_s: float | None) -> str:
     sp = v.serving
     t, steps, fits = sp.per_token_s, sp.step_s, sp.fits
     head = (f"<p><b>Serving batch (paper: B ≈ 2B*, {lw.esc(sp.mode)} roofline):</b> 2B* = "
-            f"{sp.serving_batch:,.4g} sequences. ")
+            f"{fmt(sp.serving_batch, sig=4)} sequences. ")
     if not fits[1]:
         alt = ("not even one sequence fits" if sp.largest_fit is None else
                f"the largest batch that fits is B = {fmt_count(sp.largest_fit)}, at "
@@ -67,9 +67,9 @@ def rules_html(v: DecodeView) -> str:
                      else lw.esc(c) for c in cells])
     return (f"<div class='labkit-rules'><b>The paper's regime rules (§5.2)</b>, read off "
             f"your step's terms per token (in units of compute): weight fetch "
-            f"{v.weight_share:.3g}, KV read {v.kv_share:.3g}; your settings put S = "
-            f"{v.context_tokens:,} tokens at {v.context_tokens / bal.l_star:.3g} "
-            f"{bal.l_label} and B = {v.batch:,} at {v.batch / bal.b_star:.3g} {bal.b_label}. "
+            f"{fmt(v.weight_share)}, KV read {fmt(v.kv_share)}; your settings put S = "
+            f"{v.context_tokens:,} tokens at {fmt(v.context_tokens / bal.l_star)} "
+            f"{bal.l_label} and B = {v.batch:,} at {fmt(v.batch / bal.b_star)} {bal.b_label}. "
             "Each row keeps the paper's advice only where this track can act on it."
             + html_table(["regime (per token)", "levers on this track", ""], rows) + "</div>")
 
@@ -137,7 +137,7 @@ def math_html(v: DecodeView) -> str:
         + _step_tex(v)
         + (derating_terms_html(hw, v.derating_terms) if v.mode == "achievable" else "")
         + _per_token_html(v) + _knee_html(v)
-        + f"<p>Achievable / peak step time here: {v.achievable_over_peak:.3g}x (the "
+        + f"<p>Achievable / peak step time here: {fmt(v.achievable_over_peak)}x (the "
           f"{lw.esc(device_class_label(hw))} class's derating, each term above). Source: "
           "<code>labkit.plans.roofline.decode_view</code> (on "
           "<code>labkit.physics.roofline</code>).</p>")

@@ -176,13 +176,15 @@ def _row_cells(r: TierRow, hw: Hardware) -> list[str]:
     mem = (lw.esc(r.why) if c is None else
            f"{format_bytes(c.used_bytes)} of {format_bytes(hw.usable_memory_bytes)}"
            + ("" if c.fits else " ✖ OOM"))
-    tpot = "—" if c is None else fmt_time(c.per_token_latency_s)
+    # a layout that does not fit memory runs no step: no time is quoted for it
+    tpot = fmt_time(c.per_token_latency_s) if r.fits and c is not None else "—"
+    ttft = fmt_time(r.ttft_s) if r.fits else "—"
     met = SLO_NAMES.get(r.met, "none (does not fit)")
     yours = r.label == "yours"
     shape = (layout_label(c.degrees) if yours and c is not None
              else f"CP{r.cp} x TP{r.tp}")
     return ["Yours" if yours else r.label, shape, str(r.devices), ctx, f"{r.batch:,}", mem, tpot,
-            fmt_time(r.ttft_s), met]
+            ttft, met]
 
 
 def tiers_table(rows: Sequence[TierRow], hw: Hardware, context: int) -> str:
@@ -195,8 +197,12 @@ def tiers_table(rows: Sequence[TierRow], hw: Hardware, context: int) -> str:
             cells = [f"<span style='{HIGHLIGHT}'>{x}</span>" for x in cells]
         body.append(cells)
     tier = tier_for_context(context)
+    row = next((r for r in rows if tier is not None and r.label == tier.name), None)
     route = (f"Your {context:,}-token context routes to the {tier.name} tier "
-             f"(contexts up to {tier.max_context:,})." if tier is not None else
+             f"(contexts up to {tier.max_context:,})"
+             + ("" if row is None or row.fits else
+                ", which does not fit this device at these precisions")
+             + "." if tier is not None else
              f"Your {context:,}-token context is beyond every tier.")
     return ("<div><b>Deployment tiers</b> (paper §5.2: one base model, a pool per "
             "context range; TP at the KV heads, CP growing with context, B shrinking), priced "

@@ -10,7 +10,7 @@ import ipywidgets as ipw
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import fmt_amount, fmt_count
+from labkit.core.format import fmt, fmt_amount, fmt_count
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.part_d_controls import candidates, design_control
 from labkit.labs.accelerators.part_d_spec import (
@@ -279,7 +279,7 @@ class PartD(Part):
         rows = []
         for n in self.names:
             r = true_ratio(cons[n])
-            use = "n/a" if r is None else f"{r:,.3g}x"
+            use = "n/a" if r is None else f"{fmt(r)}x"
             rows.append([lw.esc(constraint_label(n)), pass_mark(cons[n].passed), use,
                          lw.esc(cons[n].detail)])
         ref_cfg = None if chk.reference is None else chk.reference.config

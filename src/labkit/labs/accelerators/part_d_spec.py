@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from labkit import ui as lw
-from labkit.core.format import fmt_amount, fmt_bytes, fmt_count, fmt_pct, fmt_time
+from labkit.core.format import fmt, fmt_amount, fmt_bytes, fmt_count, fmt_pct, fmt_time
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
@@ -83,10 +83,11 @@ def ratio_text(b: BindingConstraint) -> str:
     """A constraint's use of its limit as text: the true ratio, and where the chart caps
     the bar at :data:`OFF_SCALE`, that it is capped (``over 3x on the chart (5.2x)``)."""
     if b.ratio is None:
-        return f"not evaluable (its bar is capped at {OFF_SCALE:g})"
+        return (f"beyond any ratio: {lw.esc(b.detail)} (its bar is drawn at "
+                f"{OFF_SCALE:g}, capped)")
     if b.capped:
-        return f"over {OFF_SCALE:g}x, capped on the chart ({b.ratio:,.3g}x of its limit)"
-    return f"{b.ratio:.3g}x of its limit"
+        return f"over {OFF_SCALE:g}x, capped on the chart ({fmt(b.ratio)}x of its limit)"
+    return f"{fmt(b.ratio)}x of its limit"
 
 
 def objective_label(rented: bool, name: str) -> str:

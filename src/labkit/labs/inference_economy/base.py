@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from labkit.core.format import fmt_num
+from labkit.core.format import fmt, fmt_num
 from labkit.labs.common import LabPart
 from labkit.labs.inference_economy.info import LAB_ID, PART_MINUTES, PART_TITLES
 from labkit.plans.serving import (
@@ -59,14 +59,14 @@ def fmt_days(days: float | None, horizon: float | None = None) -> str:
     if days is None or not math.isfinite(days):
         return (f"not within {horizon:g} days" if horizon else "never")
     if days < 1 / 24:
-        return f"{days * 1440:.3g} minutes"
+        return f"{fmt(days * 1440)} minutes"
     if days < 1:
-        return f"{days * 24:.3g} hours"
+        return f"{fmt(days * 24)} hours"
     if days < DAYS_BUCKET_MAX:
-        return f"{days:.3g} days"
+        return f"{fmt(days)} days"
     if days <= WEEKS_BUCKET_MAX:
-        return f"{days:.3g} days ({days / 7:.3g} weeks)"
-    return f"{days:,.0f} days ({days / 30.44:.3g} months)"
+        return f"{fmt(days)} days ({fmt(days / 7)} weeks)"
+    return f"{days:,.0f} days ({fmt(days / 30.44)} months)"
 
 
 def unit_scale(nbytes: float) -> tuple[float, str]:

@@ -11,6 +11,7 @@ import ipywidgets as ipw
 import numpy as np
 
 from labkit import ui as lw
+from labkit.core.format import fmt_count
 from labkit.plans.serving import LeverFix, lever_fixes
 
 
@@ -83,9 +84,8 @@ def change_text(controls: Mapping[str, ipw.ValueWidget], key: str, value: object
     for option in getattr(ctl, "options", None) or ():
         if isinstance(option, tuple) and option[1] == value:
             label = str(option[0])
-    if label is None:
-        fmt = str(getattr(ctl, "readout_format", "") or "g")
-        label = format(value, fmt) if isinstance(value, int | float) else str(value)
+    if label is None:   # a number in words (the readout's d3 format may use an exponent)
+        label = fmt_count(float(value)) if isinstance(value, int | float) else str(value)
     return f"{lw.esc(ctl.description)}: <b>{lw.esc(label)}</b>"
 
 

@@ -22,7 +22,7 @@ INFO = LabInfo(
     objectives={
         ANY_SCENARIO: (
             "Split a request into its one-time prompt pass (prefill) and its repeated output "
-            "loop (decode), and say which one the track pays for.",
+            "loop (decode), and say which one takes most of a request's time.",
             "Find when recurring serving cost overtakes a one-time setup budget, in the "
             "track's own unit (USD or mWh).",
             "Compute how many live conversations (their KV caches) fit beside the weights, "
@@ -35,7 +35,7 @@ INFO = LabInfo(
         "wearable": (
             "Split one audio window's work into the input pass through the model and the "
             "short pass that slides the window buffer and writes the decision, and say "
-            "which one the battery pays for.",
+            "which one takes most of the window's time.",
             "Find when the energy of listening all day overtakes the one-time energy of "
             "personalising the model, in mWh.",
             "Compute how many audio windows fit in SRAM while the weights stay in flash.",

@@ -88,8 +88,9 @@ class Lab(LabBase[Part]):
             + f" ({lw.esc(rc['why'])}).",
             ("A release ships only if every guardrail passes: your candidate "
              + ("passes all four" if rd["passed"] else f"is blocked by {rd['binding']}")
-             + f", at {fmt_cost(rd['daily_cost'], u)} per day ({rd['daily_basis']}) for "
-             f"{rd['replicas']} {tr.replica_noun}(s)."),
+             + (f", at {fmt_cost(rd['daily_cost'], u)} per day ({rd['daily_basis']}) for "
+                f"{counted(int(rd['replicas']), tr.replica_noun, tr.replica_nouns)}."
+                if rd["feasible"] else ": it does not fit memory, so it serves nothing.")),
         ]
 
     def ledger_choices(self) -> dict[str, object]:

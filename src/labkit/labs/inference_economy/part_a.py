@@ -252,7 +252,8 @@ class PartA(Part):
         tr = self.track
         u, ph = tr.cost_unit, p.phases
         noun = event_noun(tr)
-        phase_note = f"{fmt_time(ph.prefill_s)} vs {fmt_time(ph.decode_s)}"
+        phase_note = (f"{fmt_time(ph.prefill_s)} vs {fmt_time(ph.decode_s)}"
+                      + spec.front_end_note(tr))
         if p.tpot_s is not None:
             phase_note += (f"; TPOT (mean per output token after the first) "
                            f"{fmt_time(p.tpot_s)}")

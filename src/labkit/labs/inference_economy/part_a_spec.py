@@ -5,7 +5,7 @@ the computation uses) through the :mod:`labkit.core.format` formatters."""
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_num, fmt_time
+from labkit.core.format import fmt_count, fmt_num, fmt_time
 from labkit.labs.common import CheckSpec, Spec, html_table
 from labkit.labs.inference_economy.base import (
     DAYS_BUCKET_MAX,
@@ -16,6 +16,7 @@ from labkit.labs.inference_economy.base import (
     fmt_days,
 )
 from labkit.plans.economy import CrossoverPoint, EventCost, PrecisionFloor, RequestPhases
+from labkit.plans.workload import front_end_label, front_end_s
 from labkit.tracks import Track
 
 DAYS_PER_WEEK = 7.0
@@ -26,7 +27,7 @@ MISCONCEPTIONS: dict[str, frozenset[str]] = {"prediction": frozenset(),
 
 
 def weeks(days: float) -> str:
-    return fmt_num(days / DAYS_PER_WEEK)
+    return fmt_count(days / DAYS_PER_WEEK)
 
 
 def prediction_spec(tr: Track) -> Spec:
@@ -128,4 +129,12 @@ def reveal_text(tr: Track, p0: CrossoverPoint, p: CrossoverPoint, label: str,
         f"day; t* = setup / daily cost, so demand and cost per event move it one for one. "
         f"Inside one {event_noun(tr)}, the {ph.binding_label} takes "
         f"{fmt_time(max(ph.prefill_s, ph.decode_s))} of "
-        f"{fmt_time(ph.prefill_s + ph.decode_s)}.</div>")
+        f"{fmt_time(ph.prefill_s + ph.decode_s)}{front_end_note(tr)}.</div>")
+
+
+def front_end_note(tr: Track) -> str:
+    """The signal front end that runs before both phases, where the device computes one."""
+    fe = front_end_s(tr)
+    return ("" if fe <= 0 else
+            f" (and the {front_end_label(tr)} runs {fmt_time(fe)} before both, on the same "
+            "device)")

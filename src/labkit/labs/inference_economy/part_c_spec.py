@@ -5,7 +5,7 @@ named) and prose templates over a computed
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_num, fmt_time
+from labkit.core.format import fmt, fmt_num, fmt_time
 from labkit.labs.common import CheckSpec, Spec
 from labkit.labs.inference_economy.base import event_noun
 from labkit.plans.workload import (
@@ -27,7 +27,8 @@ MISCONCEPTIONS: dict[str, frozenset[str]] = {
 def metric_name(tr: Track) -> str:
     """``p99 TPOT`` / ``p99 latency``: the SLO-governed metric. TPOT is each request's mean
     time per output token after the first, (e2e - TTFT) / (L - 1)."""
-    q = "max" if tr.slo_quantile >= 1 else f"p{tr.slo_quantile * 100:g}"
+    q = ("max (over the simulated stream)" if tr.slo_quantile >= 1
+         else f"p{tr.slo_quantile * 100:g}")
     return f"{q} {'TPOT' if tr.slo_kind == 'tpot' else 'latency'}"
 
 
@@ -57,7 +58,7 @@ def checkpoint_spec() -> CheckSpec:
 def load_text(r: PolicyResult) -> str:
     """Offered load over capacity: a utilisation below 1, an overload above it."""
     u = float(r.utilisation)
-    return f"{u:.1%}" if u < 1 else f"{u:,.3g}x capacity (overloaded)"
+    return f"{u:.1%}" if u < 1 else f"{fmt(u)}x capacity (overloaded)"
 
 
 def tail_text(r: PolicyResult, value: float | None) -> str:
@@ -90,7 +91,7 @@ def slo_text(tr: Track, cmp: PolicyComparison, missed: list[PolicyResult]) -> tu
     detail = "; ".join(
         (f"{r.policy}: {name} {fmt_time(r.slo_value_s)}"
          + (f", p99 TTFT {fmt_time(r.ttft_p99_s)}" if ttft else "")
-         + f" ({r.slo_ratio:,.3g}x the limit)") if r.stable else
+         + f" ({fmt(r.slo_ratio)}x the limit)") if r.stable else
         f"{r.policy}: {load_text(r)}, its queue and tail grow without bound"
         for r in missed)
     return title, detail

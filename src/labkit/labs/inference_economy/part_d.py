@@ -41,6 +41,7 @@ from labkit.labs.inference_economy.part_d_spec import LIMIT_RATIO, TIER_BITS
 from labkit.plans.design import OFF_SCALE
 from labkit.plans.serving import (
     GUARDRAILS,
+    GuardrailCheck,
     GuardrailReport,
     LeverFix,
     RoutedRelease,
@@ -51,11 +52,45 @@ from labkit.plans.serving import (
     serving_plan,
 )
 from labkit.plans.workload import POLICIES, POLICY_LABELS
+from labkit.tracks import Track
 
 ROUTE_MAX_PCT = 90.0    # some traffic always stays on the main plan
 ROUTE_STEP_PCT = 10.0
 
 # -- Part D ---------------------------------------------------------------------------------
+
+def check_mark(c: GuardrailCheck) -> str:
+    """pass / fail, or "not evaluated" for a check the plan never reached (None value)."""
+    if not c.passed and c.value is None:
+        return "<span style='color:#5d6d7e'>— not evaluated</span>"
+    return pass_mark(c.passed)
+
+
+def candidate_row(tr: Track, name: str, g: GuardrailReport, rr: RoutedRelease,
+                  is_lm: bool) -> list[str]:
+    """One candidate's row of Part D's table (``rr``: the student's plan, maybe routed)."""
+    p = g.plan
+    kv = f"/{p.kv_bits}-bit KV" if is_lm else ""
+    cfg = f"{p.weight_bits}-bit weights{kv}, {p.policy}, {p.devices_per_replica} device(s)"
+    routed = g is rr.report and rr.tier is not None
+    if routed:
+        cfg += f"; {rr.routed_share:.0%} of requests on {TIER_BITS}-bit weights"
+    pr = p.policy_result
+    tail = ("not evaluated (OOM)" if pr is None else
+            f"{fmt_time(pr.slo_value_s)}"
+            + (f" · TTFT {fmt_time(pr.ttft_p99_s)}" if tr.ttft_slo_s else "")
+            + ("" if pr.stable else " · overloaded"))
+    return [
+        f"<b>{lw.esc(name)}</b>", lw.esc(cfg),
+        (f"{rr.replicas} ({p.replicas} + {rr.replicas - p.replicas} routed) x "
+         f"{p.devices_per_replica}" if routed else
+         f"{p.replicas} x {p.devices_per_replica}") if p.feasible else "—",
+        fmt_cost(rr.daily_cost if routed else p.daily_cost, tr.cost_unit), tail,
+        *(check_mark(g.check(n)) for n in GUARDRAILS),
+        "<b style='color:#1e8449'>ships</b>" if g.passed
+        else f"<b style='color:#c0392b'>{guardrail_label(g.binding or '')} binds</b>",
+    ]
+
 
 def plan_basis(plan: ServingPlan) -> str:
     """Which plan Part D's cards show (the student's, not the track's default)."""
@@ -297,7 +332,9 @@ class PartD(Part):
             ("verdict", "ships" if mine.passed else f"{mine.binding} binds",
              "all four guardrails" if mine.passed else "first failing guardrail",
              lw.PALETTE["green"] if mine.passed else lw.PALETTE["red"]),
-            (tr.replica_nouns, f"{rr.replicas}", fleet, lw.PALETTE["blue"]),
+            (tr.replica_nouns, f"{rr.replicas}" if plan.feasible else "—",
+             fleet if plan.feasible else "not sized: the plan does not fit memory",
+             lw.PALETTE["blue"]),
             ("daily cost (" + ("provisioned" if u == "USD" else "busy") + ")",
              fmt_cost(rr.daily_cost, u),
              f"{plan_basis(plan)}; {daily_basis(tr, plan)}; budget "
@@ -314,28 +351,7 @@ class PartD(Part):
         names = [label for label, _ in self.candidates.values()] + ["Your choice"]
         rr = self._mine_routed(s)
         for name, g in zip(names, self._reports(s), strict=True):
-            p = g.plan
-            kv = f"/{p.kv_bits}-bit KV" if self.is_lm else ""
-            cfg = (f"{p.weight_bits}-bit weights{kv}, {p.policy}, {p.devices_per_replica} "
-                   f"device(s)")
-            routed = g is rr.report and rr.tier is not None
-            if routed:
-                cfg += f"; {rr.routed_share:.0%} of requests on {TIER_BITS}-bit weights"
-            pr = p.policy_result
-            tail = ("not evaluated (OOM)" if pr is None else
-                    f"{fmt_time(pr.slo_value_s)}"
-                    + (f" · TTFT {fmt_time(pr.ttft_p99_s)}" if tr.ttft_slo_s else "")
-                    + ("" if pr.stable else " · overloaded"))
-            rows.append([
-                f"<b>{lw.esc(name)}</b>", lw.esc(cfg),
-                (f"{rr.replicas} ({p.replicas} + {rr.replicas - p.replicas} routed) x "
-                 f"{p.devices_per_replica}" if routed else
-                 f"{p.replicas} x {p.devices_per_replica}") if p.feasible else "—",
-                fmt_cost(rr.daily_cost if routed else p.daily_cost, tr.cost_unit), tail,
-                *(pass_mark(g.check(n).passed) for n in GUARDRAILS),
-                "<b style='color:#1e8449'>ships</b>" if g.passed
-                else f"<b style='color:#c0392b'>{guardrail_label(g.binding or '')} binds</b>",
-            ])
+            rows.append(candidate_row(tr, name, g, rr, self.is_lm))
         self._set_details(html_table(
             ["candidate", "configuration", tr.replica_nouns,
              f"{tr.cost_unit}/day ({'provisioned' if tr.cost_unit == 'USD' else 'busy'})",
@@ -348,7 +364,10 @@ class PartD(Part):
         self.levers = {n: f.changes for n, f in fixes.items()}
         for chk in mine.checks:
             fix = fixes.get(chk.name)
-            self.callouts[chk.name].set(not chk.passed, spec.TITLES[chk.name],
+            # a check that could not be evaluated (the plan does not fit memory) is not a
+            # failure of its own: only the memory callout speaks for it
+            failed = not chk.passed and chk.value is not None
+            self.callouts[chk.name].set(failed, spec.TITLES[chk.name],
                                         lw.esc(chk.detail),
                                         None if fix is None else self._hint(fix))
         ratios = guardrail_ratios(self.track, mine, self._tier_report(s))

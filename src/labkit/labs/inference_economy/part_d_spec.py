@@ -89,16 +89,20 @@ def boundary_text(ratios: tuple[float, ...], cap: float) -> str:
 
 
 def metric_text(tr: Track, pr: PolicyResult) -> str:
-    q = "max" if tr.slo_quantile >= 1 else f"p{tr.slo_quantile * 100:g}"
+    q = ("max (over the simulated stream)" if tr.slo_quantile >= 1
+         else f"p{tr.slo_quantile * 100:g}")
     metric = "TPOT" if tr.slo_kind == "tpot" else "latency"
     return (f"{q} {metric} {fmt_time(pr.slo_value_s)} vs SLO {fmt_time(tr.slo_s)}, "
             f"utilisation {pr.utilisation:.0%}")
 
 
 def replicas_tex(tr: Track, plan: ServingPlan, lam: float) -> str:
-    """R = ceil(lambda / (u_max mu)), capped at the replicas the owner has, from its terms."""
-    cap_txt = (tex_num(plan.replica_capacity_requests_per_s) if plan.feasible
-               else f"{tex_num(plan.replica_capacity_requests_per_s)}\\ (\\text{{OOM}})")
+    """R = ceil(lambda / (u_max mu)), capped at the replicas the owner has, from its terms
+    (a plan that does not fit memory is not sized: no division by a capacity it lacks)."""
+    if not plan.feasible:
+        return (f"<p>R is not sized: the plan does not fit memory ({lw.esc(plan.reason)}), so "
+                f"one {tr.replica_noun} serves nothing.</p>")
+    cap_txt = tex_num(plan.replica_capacity_requests_per_s)
     inner = (f"\\left\\lceil \\frac{{{tex_num(lam)}}}{{{tr.max_utilisation:g} \\times "
              f"{cap_txt}}} \\right\\rceil")
     if tr.max_replicas is not None:

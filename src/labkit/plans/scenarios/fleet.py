@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from labkit.core import validation as v
-from labkit.core.format import fmt_count, format_bytes
+from labkit.core.format import fmt, fmt_count, format_bytes
 from labkit.physics.parallelism import ConfigTable
 from labkit.plans.scenarios.base import (
     Config,
@@ -74,8 +74,8 @@ def _layout_constraints(tr: Track, deg: tuple[int, ...], table: ConfigTable,
                    f"{format_bytes(c.kv_bytes)} KV + {format_bytes(c.transient_bytes)} "
                    f"transient of {format_bytes(table.capacity_bytes)}"),
         Constraint.compare("tpot", lat, tr.slo_s, "s",
-                           f"time per output token {lat * 1e3:.3g} ms ({c.comm_s * 1e3:.3g} ms "
-                           f"of it communication) vs {tr.slo_s * 1e3:.3g} ms"),
+                           f"time per output token {fmt(lat * 1e3)} ms ({fmt(c.comm_s * 1e3)} ms "
+                           f"of it communication) vs {fmt(tr.slo_s * 1e3)} ms"),
     ]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.core.format import fmt_count, fmt_pct, fmt_time
+from labkit.core.format import fmt, fmt_count, fmt_pct, fmt_time
 from labkit.physics.parallelism import config_at
 from labkit.plans.scenarios.base import Config, Constraint, MetricValue
 from labkit.plans.scenarios.common import (
@@ -243,7 +243,7 @@ def _tpot_constraint(fs: FleetServing) -> Constraint:
                           "replica's time: decode never runs")
     if fs.prefill_share > 0:
         detail += (f", stretched by prefills ({fmt_pct(fs.prefill_share)} of the replica's "
-                   f"time): {fmt_time(tau)} / (1 - {fs.prefill_share:.3g})")
+                   f"time): {fmt_time(tau)} / (1 - {fmt(fs.prefill_share)})")
     return Constraint.compare("tpot", fs.tpot_s, fs.tpot_slo_s, "s",
                               detail + f" = {fmt_time(fs.tpot_s)} vs "
                               f"{fmt_time(fs.tpot_slo_s)}")

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from labkit.core import validation as v
-from labkit.core.format import fmt_count, fmt_energy, fmt_time, format_bytes
+from labkit.core.format import fmt, fmt_count, fmt_energy, fmt_time, format_bytes
 from labkit.core.grids import context_options
 from labkit.physics import edge
 from labkit.physics.kvcache import kv_bytes_per_token
@@ -118,7 +118,7 @@ def _constraints(tr: Track, weight_bits: int, kv_bits: int, ctx: int,
                            f"{fmt_time(mt['tpot_s'])} vs {fmt_time(tr.slo_s)}"),
         constraint("ttft", mt["ttft_s"] <= float(tr.ttft_slo_s or math.inf), mt["ttft_s"],
                    tr.ttft_slo_s, "s", f"prefill of {int(mt['prompt_tokens']):,} prompt "
-                   f"tokens {mt['ttft_s']:.3g} s vs {tr.ttft_slo_s} s"),
+                   f"tokens {fmt(mt['ttft_s'])} s vs {tr.ttft_slo_s} s"),
         quality_check(tr, weight_bits, kv_bits),
         Constraint.compare("energy", mt["daily_mwh"], tr.daily_budget, "mWh/day",
                            f"{fmt_count(mt['requests_per_day'])} requests/day x "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from labkit.core import validation as v
-from labkit.core.format import fmt_count, fmt_energy, format_bytes
+from labkit.core.format import fmt, fmt_count, fmt_energy, format_bytes
 from labkit.physics import edge
 from labkit.physics.kvcache import weight_bytes
 from labkit.physics.phases import cnn_inference_time, decision_time
@@ -71,7 +71,7 @@ def _constraints(tr: Track, weight_bits: int, cl: edge.CameraLoad, cams_first: i
                            f"{cl.socs} SoC(s) of {tr.max_replicas or 1} on the board"),
         Constraint.compare("deadline", cl.worst_latency_s, tr.slo_s, "s",
                            f"all {cl.cameras} cameras at once: last frame after "
-                           f"{cl.worst_latency_s * 1e3:.3g} ms vs {tr.slo_s * 1e3:.3g} ms"),
+                           f"{fmt(cl.worst_latency_s * 1e3)} ms vs {fmt(tr.slo_s * 1e3)} ms"),
         Constraint.compare("throughput", cl.max_busy, tr.max_utilisation, "busy share",
                            f"busiest SoC {cl.max_busy:.1%} busy "
                            f"(max {tr.max_utilisation:.0%})"),

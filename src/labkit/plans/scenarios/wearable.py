@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from labkit.core import validation as v
-from labkit.core.format import fmt_count, fmt_energy, format_bytes
+from labkit.core.format import fmt_count, fmt_energy, fmt_time, format_bytes
 from labkit.physics import edge
 from labkit.physics.kvcache import weight_bytes
 from labkit.physics.phases import cnn_inference_time, decision_time, front_end_ops_per_s
@@ -102,8 +102,8 @@ def _constraints(tr: Track, weight_bits: int, duty: float, rw: Mapping[str, floa
                            f"{format_bytes(rw['activation_bytes'])} in "
                            f"{format_bytes(rw['sram_bytes'])} SRAM"),
         Constraint.compare("deadline", sc.latency_s, tr.slo_s, "s",
-                           f"worst case {sc.latency_s * 1e3:.3g} ms (wait for the link "
-                           f"{sc.wait_s * 1e3:.3g} ms) vs {tr.slo_s * 1e3:.3g} ms"),
+                           f"worst case {fmt_time(sc.latency_s)} (wait for the link "
+                           f"{fmt_time(sc.wait_s)}) vs {fmt_time(tr.slo_s)}"),
         quality_check(tr, weight_bits, None),
         Constraint.compare("energy", daily, tr.daily_budget, "mWh/day",
                            f"{fmt_count(windows_day)} windows/day x {fmt_energy(sc.energy_j)} "
