@@ -84,6 +84,13 @@ def _check_hints(part, letter: str) -> None:
             assert len(fix.changes) == 1, (name, fix)
         moved = {**s, **dict(fix.changes)}
         assert name not in part.failed(moved), (letter, name, fix.changes, s)
+        if letter != "D":   # the smallest move: one stop back toward the setting fails
+            (key, value), = fix.changes
+            vals = control_values(part.controls[key])
+            i, here = vals.index(value), vals.index(s[key]) if s[key] in vals else None
+            if here is not None and abs(i - here) > 1:
+                back = vals[i - 1 if i > here else i + 1]
+                assert name in part.failed({**s, key: back}), (letter, name, key, value)
         shown = html.unescape(TAG.sub("", " ".join(
             c.recovery or "" for c in part.callouts.values() if c.active)))
         if letter == "B" and name == "batch" and "memory" in failed:

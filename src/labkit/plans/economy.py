@@ -215,7 +215,8 @@ def crossover_point(track: str | Track, *, demand_rate_per_s: object = None,
 class PrecisionFloor:
     """A CNN weight precision whose cost per event equals other offered precisions'
     (``peers``): the device runs them all on one ``datapath`` and one pass is ``regime``
-    (``compute_s`` of arithmetic vs ``memory_s`` of traffic, s), so narrower weights save
+    (``compute_s`` of arithmetic vs ``memory_s`` of traffic, plus ``overhead_s``: the
+    achievable pass ``pass_s``, as :func:`event_cost` times it), so narrower weights save
     nothing. ``cost_per_event`` in the track's unit (the :func:`event_cost` total)."""
 
     bits: int
@@ -226,6 +227,8 @@ class PrecisionFloor:
     memory_s: float
     cost_per_event: float
     device: str
+    overhead_s: float = 0.0
+    pass_s: float = 0.0   # the whole pass: max(compute, memory) + overhead, s (achievable)
 
 
 def precision_floor(track: str | Track, bits: int,
@@ -239,9 +242,10 @@ def precision_floor(track: str | Track, bits: int,
     if not peers:
         return None
     hw = get_hardware(tr.hardware_id)
-    r = cnn_inference_time(hw, tr.model_id, bits, 1)
+    r = cnn_inference_time(hw, tr.model_id, bits, 1, "achievable")   # as event_cost times it
     return PrecisionFloor(bits, peers, cnn_compute_precision(hw, bits).upper(), str(r.regime),
-                          float(r.compute_s), float(r.memory_s), cost[bits], hw.name)
+                          float(r.compute_s), float(r.memory_s), cost[bits], hw.name,
+                          float(r.overhead_s), float(r.latency_s))
 
 
 # -- a track's economy in one record -------------------------------------------------------

@@ -14,6 +14,7 @@ per day states the batch it is computed at. The lab parts only read these fields
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -246,14 +247,34 @@ def phone_walls(track: str | Track, weight_bits: int, kv_bits: int, requests_per
     fails, on the ``contexts`` grid."""
     tr = _tr(track)
     cv = curves if curves is not None else phone_curves(tr, weight_bits, kv_bits, contexts)
-    hw = get_hardware(tr.hardware_id)
-    usable = hw.usable_memory_bytes * (1 - tr.memory_reserve_fraction)
-    fails = {"memory": cv["memory_bytes"] > usable, "tpot": cv["tpot_s"] > tr.slo_s,
-             "ttft": cv["ttft_s"] > float(tr.ttft_slo_s or math.inf),
-             "energy": cv["energy_j"] * requests_per_day / J_PER_MWH > tr.daily_budget}
     grid = np.asarray(contexts, dtype=float)
-    walls = tuple((k, float(grid[np.flatnonzero(f)[0]]) if f.any() else None)
-                  for k, f in fails.items())
+
+    def fails(c: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        hw = get_hardware(tr.hardware_id)
+        usable = hw.usable_memory_bytes * (1 - tr.memory_reserve_fraction)
+        return {"memory": c["memory_bytes"] > usable, "tpot": c["tpot_s"] > tr.slo_s,
+                "ttft": c["ttft_s"] > float(tr.ttft_slo_s or math.inf),
+                "energy": c["energy_j"] * requests_per_day / J_PER_MWH > tr.daily_budget}
+
+    def wall(name: str, f: np.ndarray) -> float | None:
+        """The first failing context, refined between the grid points around it to the
+        token (every limit grows with the context), so a printed formula gives it."""
+        if not f.any():
+            return None
+        i = int(np.flatnonzero(f)[0])
+        if i == 0:
+            return float(grid[0])
+        lo, hi = math.floor(grid[i - 1]), math.ceil(grid[i])   # passes at lo, fails at hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            c = phone_curves(tr, weight_bits, kv_bits, np.asarray([float(mid)]))
+            if bool(fails(c)[name][0]):
+                hi = mid
+            else:
+                lo = mid
+        return float(hi)
+
+    walls = tuple((k, wall(k, f)) for k, f in fails(cv).items())
     first, at = "none", None
     for name, where in walls:
         if where is not None and (at is None or where < at):

@@ -64,7 +64,7 @@ IPHONE = make_track(
                  "each token. How long is the prompt pass next to that loop?",
             "B": "iOS leaves an app about 4 GB. At 16 bits the weights alone do not fit; at 4 "
                  "bits, how many cached conversations do?",
-            "C": "One user, a few requests an hour: is there anything to batch at all?",
+            "C": "One user, a few requests a day: is there anything to batch at all?",
             "D": "Choose precision and schedule so replies stream at 10 tokens/s inside the "
                  "battery budget without crossing the quality floor.",
         },

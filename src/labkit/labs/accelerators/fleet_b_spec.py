@@ -200,7 +200,9 @@ def _axes_math(f: FleetSizing) -> str:
         _ceil(v[0] / v[1]) == sz.weights_floor_devices
         and _ceil((v[0] + kvu) / v[1]) == sz.kv_headroom_devices))
     return (
-        "<p>Three axes, all must hold (HBM = usable bytes per device):</p>"
+        "<p>Three axes, all must hold (HBM = usable bytes per device; N = the transformer "
+        "blocks' parameters, as the paper counts them: the embedding table and LM head, which "
+        "the memory cards count in the resident weights, aside):</p>"
         f"$$A = \\left\\lceil \\frac{{N b}}{{\\mathrm{{HBM}}}} \\right\\rceil = "
         f"\\left\\lceil \\frac{{{nb}}}{{{hbm}}}\\right\\rceil = {sz.weights_floor_devices}$$"
         f"$$B = \\left\\lceil \\frac{{N b + u\\,S\\,\\mathrm{{kv\\_bpt}}}}"

@@ -50,6 +50,27 @@ def _nearest_first(values: Sequence[object], here: object) -> list[tuple[int, ob
     return [(abs(i - i0), vals[i]) for i in idx]
 
 
+def _index(vals: Sequence[object], here: object) -> int:
+    return vals.index(here) if here in vals else 0
+
+
+def _nearest_passing(vals: Sequence[object], settings: Mapping[str, object], key: str,
+                     value: object, name: str,
+                     failed: Callable[[Mapping[str, object]], Sequence[str]],
+                     ) -> tuple[object, tuple[str, ...]]:
+    """The stop nearest the current value, between it and ``value`` (which passes check
+    ``name``), that still passes it: a bisection over the slider's stops (a check moves one
+    way along a control), so a hint quotes the smallest move, not a far sample."""
+    lo, hi = _index(vals, settings[key]), vals.index(value)
+    while abs(hi - lo) > 1:
+        mid = (lo + hi) // 2
+        if name in failed({**settings, key: vals[mid]}):
+            lo = mid
+        else:
+            hi = mid
+    return vals[hi], tuple(failed({**settings, key: vals[hi]}))
+
+
 def find_fixes(settings: Mapping[str, object], controls: Mapping[str, ipw.ValueWidget],
                failed: Callable[[Mapping[str, object]], Sequence[str]],
                pairs: bool = False) -> dict[str, LeverFix]:
@@ -64,11 +85,14 @@ def find_fixes(settings: Mapping[str, object], controls: Mapping[str, ipw.ValueW
     best: dict[str, tuple[int, int, tuple[tuple[str, object], ...], tuple[str, ...]]] = {}
     for key, ctl in controls.items():
         todo = set(now)
-        for dist, value in _nearest_first(control_values(ctl), settings[key]):
+        vals = control_values(ctl)
+        for _dist, value in _nearest_first(vals, settings[key]):
             after = tuple(failed({**settings, key: value}))
             for name in [n for n in todo if n not in after]:
                 todo.discard(name)
-                trial = (len(after), dist, ((key, value),), after)
+                near, after_near = _nearest_passing(vals, settings, key, value, name, failed)
+                trial = (len(after_near), abs(vals.index(near) - _index(vals, settings[key])),
+                         ((key, near),), after_near)
                 if name not in best or trial[:2] < best[name][:2]:
                     best[name] = trial
             if not todo:

@@ -111,7 +111,8 @@ def floor_text(tr: Track, f: PrecisionFloor) -> tuple[str, str]:
             f"{fmt_cost(f.cost_per_event, tr.cost_unit)} per {event_noun(tr)} at each: "
             f"{lw.esc(f.device)} runs them all on its {f.datapath} datapath (narrower weights "
             f"are unpacked to it), and one pass is {f.regime} ({fmt_time(f.compute_s)} "
-            f"of arithmetic vs {fmt_time(f.memory_s)} of memory traffic), so fewer "
+            f"of arithmetic vs {fmt_time(f.memory_s)} of memory traffic, plus "
+            f"{fmt_time(f.overhead_s)} of fixed overhead: {fmt_time(f.pass_s)}), so fewer "
             "weight bytes save no time and no energy. The lines do not move.")
 
 
