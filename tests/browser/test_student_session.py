@@ -149,8 +149,8 @@ def _readout(ctl: object) -> str | None:
 
     from labkit.core.format import d3_format
 
-    if isinstance(ctl, ipw.SelectionSlider):
-        return str(ctl.label)
+    if isinstance(ctl, ipw.SelectionSlider):   # the label at its index (``label`` is not
+        return str(ctl._options_labels[ctl.index])   # set when the first option is kept)
     if isinstance(ctl, ipw.IntSlider):
         return d3_format(ctl.readout_format, ctl.value)
     if isinstance(ctl, ipw.FloatSlider | ipw.FloatLogSlider):
@@ -242,6 +242,29 @@ class TestStudentSession:
             expect(nb.reveal_gates().nth(i).locator(".labkit-gate")).to_contain_text(
                 "Commit your prediction first")
 
+    def test_every_slider_shows_the_kernel_s_starting_value(self, student: Student,
+                                                             tmp_path: Path):
+        """The front end keeps each slider's value: rendered, a slider whose value sat off
+        its grid sent another value back (the ring's demand read 1.02, not 1.00) and the
+        cards disagreed with the reveal. Each readout is compared with the kernel's value
+        formatted as ipywidgets formats it (d3), before anything is touched (so it
+        runs before the test that moves a slider)."""
+        student.commit_all()
+        module = importlib.import_module(f"labkit.labs.{Path(student.spec.path).stem}")
+        lab = module.Lab(student.spec.track, store=AnswerStore(tmp_path / "a.json"))
+        seen = 0
+        for part in lab.parts():
+            want = {str(c.description): _readout(c) for c in part.controls.values()
+                    if _readout(c) is not None}
+            sliders = student.nb.explore(part.letter).locator(".widget-slider")
+            for k in range(sliders.count()):
+                label = sliders.nth(k).locator(".widget-label").inner_text().strip()
+                if label in want:
+                    got = sliders.nth(k).locator(".widget-readout").inner_text().strip()
+                    assert got == want[label], (part.letter, label, got, want[label])
+                    seen += 1
+        assert seen, "no slider was compared"
+
     def test_every_chart_is_drawn(self, student: Student):
         student.commit_all()
         for part in student.spec.parts:
@@ -272,28 +295,6 @@ class TestStudentSession:
                    or b["bars"] != a["bars"] or b["points"] != a["points"]]
         assert changed, "no chart changed its tick labels or marks"
         expect(area.locator(".labkit-readout")).not_to_have_text(cards)
-
-    def test_every_slider_shows_the_kernel_s_starting_value(self, student: Student,
-                                                             tmp_path: Path):
-        """The front end keeps each slider's value: rendered, a slider whose value sat off
-        its grid sent another value back (the ring's demand read 1.02, not 1.00) and the
-        cards disagreed with the reveal. Each readout is compared with the kernel's value
-        formatted as ipywidgets formats it (d3), before anything is touched."""
-        student.commit_all()
-        module = importlib.import_module(f"labkit.labs.{Path(student.spec.path).stem}")
-        lab = module.Lab(student.spec.track, store=AnswerStore(tmp_path / "a.json"))
-        seen = 0
-        for part in lab.parts():
-            want = {str(c.description): _readout(c) for c in part.controls.values()
-                    if _readout(c) is not None}
-            sliders = student.nb.explore(part.letter).locator(".widget-slider")
-            for k in range(sliders.count()):
-                label = sliders.nth(k).locator(".widget-label").inner_text().strip()
-                if label in want:
-                    got = sliders.nth(k).locator(".widget-readout").inner_text().strip()
-                    assert got == want[label], (part.letter, label, got, want[label])
-                    seen += 1
-        assert seen, "no slider was compared"
 
     def test_report_downloads_and_is_saved_beside_the_notebook(self, student: Student):
         nb, spec = student.nb, student.spec

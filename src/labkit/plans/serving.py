@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
 from labkit.core import validation as v
-from labkit.core.format import fmt, fmt_num, format_bytes
+from labkit.core.format import fmt, fmt_num, fmt_pct, format_bytes
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.batching import (
     DEFAULT_REQUESTS,
@@ -241,9 +241,11 @@ def _sized_plan(tr: Track, common: _PlanCommon, kw: PolicyInputs, slots: int, um
     daily = _daily_cost(tr, replicas * dev, result.busy_share)
     events = demand * tr.active_hours_per_day * SECONDS_PER_HOUR
     ratio = None if not baseline else daily / baseline
-    reason = (f"{counted(replicas, tr.replica_noun, tr.replica_nouns)} of {dev} device(s), "
-              f"{slots} slot(s) each, at "
-              f"utilisation {fmt(utilisation)}")
+    each = ("one at a time" if pol == "none" else
+            f"{counted(slots, 'batch slot', 'batch slots')} each")
+    reason = (f"{counted(replicas, tr.replica_noun, tr.replica_nouns)} of "
+              f"{counted(dev, 'device', 'devices')}, {each}, at load {fmt_pct(utilisation)} "
+              f"of the full-batch capacity (busy {fmt_pct(result.busy_share)} of the time)")
     if exceeds:
         reason += f"; demand needs more than the {tr.max_replicas} device(s) available"
     return ServingPlan(

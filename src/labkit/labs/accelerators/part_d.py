@@ -201,7 +201,7 @@ class PartD(Part):
         return prediction_spec(self.track, self.scenario, self.hw.name)
 
     def _checkpoint_spec(self) -> CheckSpec:
-        return checkpoint_spec()
+        return checkpoint_spec(self.design.ranking)
 
     def _refresh(self, s: Mapping[str, object]) -> None:
         chk = self.check(s)

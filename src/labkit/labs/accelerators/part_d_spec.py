@@ -148,17 +148,17 @@ def prediction_spec(tr: Track, scenario: str, hw_name: str) -> Spec:
     return q, [("One SoC", "1"), ("Two SoCs", "2"), ("None fits", "none fits")]
 
 
-def checkpoint_spec() -> CheckSpec:
+def checkpoint_spec(ranking: str) -> CheckSpec:
+    """``ranking``: the scenario's order of feasible designs, in words."""
     q = "What objective should the design review enforce?"
-    opts = [("The fewest devices (then the least cost or energy) among designs that pass "
-             "every constraint", "constrained"),
+    opts = [(f"Among designs that pass every constraint, {ranking}", "constrained"),
             ("The lowest latency, whatever it costs", "latency"),
             ("The largest parallelism degree available", "largest"),
             ("The cheapest design, even if one constraint fails", "cheapest")]
     good = ("Right: feasibility first (every constraint at once), then the objective. A "
             "design that fails one constraint is not a cheaper design; it is no design.")
     bad = ("Not quite: a design ships only when every constraint passes; among those, "
-           "the fewest devices (then the least cost or energy) wins.")
+           f"{ranking} wins.")
     return q, opts, "constrained", feedback_map(opts, "constrained", good, bad)
 
 

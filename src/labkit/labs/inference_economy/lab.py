@@ -82,7 +82,10 @@ class Lab(LabBase[Part]):
              + ("nothing fits (out of memory)" if rb["oom"] else
                 f"{counted(int(rb['max_sessions']), tr.state_noun, tr.state_nouns)} of "
                 f"{format_bytes(rb['bytes_per_session'])} fit")
-             + f" beside {format_bytes(rb['weight_bytes'])} of weights."),
+             + (f" beside {format_bytes(rb['weight_bytes'])} of weights."
+                if rb["weight_location"] == "memory" else
+                f" in memory, while the {format_bytes(rb['weight_bytes'])} of weights stay in "
+                f"{rb['weight_location']}.")),
             f"Batching depends on the workload: at your Part C settings {rc['winner']} "
             + ("wins" if rc["any_meets_slo"] else "comes closest")
             + f" ({lw.esc(rc['why'])}).",

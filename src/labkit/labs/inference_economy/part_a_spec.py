@@ -49,8 +49,10 @@ def checkpoint_spec(tr: Track, ph: RequestPhases) -> CheckSpec:
     pre, dec = ph.phase_labels["prefill"], ph.phase_labels["decode"]
     q = (f"{lw.esc(tr.label)}: at the track's default settings, which phase takes most of "
          f"one {noun}'s time once it is live?")
+    after = ("the repeated output loop" if tr.is_transformer else
+             "the short pass that follows it")
     opts = [(f"The {pre}: the one-time pass over the input", "prefill"),
-            (f"The {dec}: the repeated output loop", "decode")]
+            (f"The {dec}: {after}", "decode")]
     why = (f"at the defaults the {pre} takes {fmt_time(ph.prefill_s)} and the {dec} "
            f"{fmt_time(ph.decode_s)}, so the {ph.binding_label} binds")
     good = f"Right: {why}."

@@ -93,7 +93,8 @@ def metric_text(tr: Track, pr: PolicyResult) -> str:
          else f"p{tr.slo_quantile * 100:g}")
     metric = "TPOT" if tr.slo_kind == "tpot" else "latency"
     return (f"{q} {metric} {fmt_time(pr.slo_value_s)} vs SLO {fmt_time(tr.slo_s)}, "
-            f"utilisation {pr.utilisation:.0%}")
+            f"load {pr.utilisation:.0%} of the full-batch capacity, busy "
+            f"{pr.busy_share:.0%} of the time with the batches it forms")
 
 
 def replicas_tex(tr: Track, plan: ServingPlan, lam: float) -> str:

@@ -288,6 +288,9 @@ class Scenario(ABC):
         :attr:`first_feasible_is_best` and :meth:`exhausts_group`)."""
         raise NotImplementedError(f"scenario {self.id!r} has no design grid")
 
+    ranking: ClassVar[str] = "the fewest devices, then the least cost or energy"
+    """:meth:`rank` in words (what Part D's objective checkpoint names)."""
+
     def rank(self, config: Mapping[str, ConfigValue], evaluation: Evaluation) -> Rank:
         """Order of feasible designs (lowest first): fewest devices, then least cost."""
         return (float(evaluation.devices), evaluation.daily_cost)

@@ -174,6 +174,8 @@ class Wearable(Scenario):
                  for d in sorted(DUTY_STEPS, reverse=True)]
                 for wb in bits for s in edge.SPLITS for iv in INTERVALS_MS]
 
+    ranking = "the highest duty (the most windows heard), then the least energy"
+
     def rank(self, config: Mapping[str, ConfigValue], evaluation: Evaluation) -> Rank:
         """The highest duty, then the least energy."""
         return (-float(config["duty"]), evaluation.daily_cost)
