@@ -213,7 +213,7 @@ def test_the_batching_gain_is_quoted_only_up_to_a_batch_that_fits(lab, track):
                                       tp=r["tp"], mode=r["mode"]).per_token_s) for b in (1, to)]
         assert r["batching_gain"] == pytest.approx(t[0] / t[1], rel=1e-9)
         assert f"B = 1 → {to:,}" in card
-        assert ("the largest batch that fits" in card) == (to < max(opts))
+        assert ("the largest batch the slider offers that fits" in card) == (to < max(opts))
     if track == "cloud_fleet":
         part.controls["context"].value = part.track.context_tokens
         assert part.results["batching_gain_batch"] == 128

@@ -109,6 +109,8 @@ def binding_constraint(constraints: Mapping[str, Constraint]) -> BindingConstrai
     evaluated and fails ranks above every number); None when there are none."""
     best: tuple[float, str, float | None] | None = None
     for name, c in constraints.items():
+        if c.requirement and c.passed:
+            continue   # a promise the design keeps, not a resource near its limit
         r = true_ratio(c)
         key = math.inf if r is None and not c.passed else (r if r is not None else -1.0)
         if best is None or key > best[0]:

@@ -104,7 +104,8 @@ class Equation:
     unit: str = ""
 
 
-FIT_BASIS = "the largest batch that fits all usable memory (no serving reserve)"
+FIT_BASIS = ("the largest batch the slider offers that fits all usable memory (no serving "
+             "reserve)")
 """How Part A's memory fit is counted (weights + KV + activations in every usable byte;
 Lab 1's session count keeps the track's memory reserve, so it holds fewer)."""
 

@@ -45,7 +45,7 @@ CLOUD_FLEET = make_track(
         "clock, from rented H100s billed by the hour.",
         {
             "A": "A request is two jobs: a compute-bound prompt pass that sets time to first "
-                 "token, and hundreds of memory-bound decode steps. Which one is the bill?",
+                 "token, and hundreds of memory-bound decode steps. Which one takes the time?",
             "B": "The weights load. But every live conversation keeps its own KV cache beside "
                  "them. How many conversations does a 4-GPU replica actually hold?",
             "C": "Answer lengths vary wildly. Does padding to the longest answer, a timeout "

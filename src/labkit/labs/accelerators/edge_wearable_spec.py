@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes
+from labkit.core.format import fmt, fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
@@ -34,8 +34,17 @@ def energy_parts(e: WindowEnergy, *, link: bool = True) -> str:
     parts = [(e.front_end_name, e.front_end_j), ("model", e.model_j)]
     if link:
         parts.append((ENERGY_BASIS, e.radio_j + e.idle_j))
-    return (" + ".join(f"{name} {fmt_energy(j)}" for name, j in parts)
-            + f" = {fmt_energy(e.energy_j)}")
+    scale, unit = energy_unit(e.energy_j)   # one unit for the parts and their sum
+    return (" + ".join(f"{name} {fmt(j / scale)} {unit}" for name, j in parts)
+            + f" = {fmt(e.energy_j / scale)} {unit}")
+
+
+def energy_unit(total_j: float) -> tuple[float, str]:
+    """(J per unit, unit) fmt_energy would print ``total_j`` in: J, mJ or µJ."""
+    for scale, unit in ((1.0, "J"), (1e-3, "mJ")):
+        if total_j >= scale:
+            return scale, unit
+    return 1e-6, "µJ"
 
 
 # -- Part B -----------------------------------------------------------------------------------

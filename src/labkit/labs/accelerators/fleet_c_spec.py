@@ -145,7 +145,8 @@ def boundary(lay: LayoutEval, sr: ParallelismSearch | None) -> tuple[str, str]:
     extra = "" if sr is None else (
         f"; labkit's fewest-device layout is {layout_label(sr.chosen.degrees)} "
         f"({sr.chosen.devices} device(s))")
-    return (f"{layout_label(lay.degrees)} fits and its step meets the TPOT budget",
+    return (f"{layout_label(lay.degrees)} fits and its decode-only step meets the TPOT "
+            "budget (prefill on the same replica is the callout below)",
             f"{lay.devices} device(s){extra}.")
 
 

@@ -186,9 +186,7 @@ class Lab(LabBase[Part]):
         b = binding_constraint(chk.constraints)
         if b is not None:
             lead = "Furthest past its limit" if b.fails else "Closest to its limit"
-            why = ("" if b.ratio is not None
-                   else f" ({chk.constraints[b.name].detail})")
-            out.append(f"{lead}: {constraint_label(b.name)}, {ratio_text(b)}{why}.")
+            out.append(f"{lead}: {constraint_label(b.name)}, {ratio_text(b)}.")
         return out
 
     def _synthesis_lead(self) -> str:

@@ -303,9 +303,7 @@ class PartD(Part):
         b = binding_constraint(chk.constraints)
         closest = ("" if b is None else
                    f"<p>{'Furthest past' if b.fails else 'Closest to'} its limit now: "
-                   f"<b>{constraint_label(b.name)}</b>, {ratio_text(b)}"
-                   + ("" if b.ratio is not None else
-                      f": {lw.esc(chk.constraints[b.name].detail)}") + ".</p>")
+                   f"<b>{constraint_label(b.name)}</b>, {lw.esc(ratio_text(b))}.</p>")
         how = ("the fewest devices over every layout of labkit's parallelism table at every "
                "precision pair that keeps quality, each checked with prefill on its "
                "replicas, TTFT and the utilisation cap (ties: lower TPOT)"

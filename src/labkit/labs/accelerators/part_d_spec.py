@@ -80,11 +80,11 @@ def fallback_fix(scenario: str, name: str) -> str:
 
 
 def ratio_text(b: BindingConstraint) -> str:
-    """A constraint's use of its limit as text: the true ratio, and where the chart caps
-    the bar at :data:`OFF_SCALE`, that it is capped (``over 3x on the chart (5.2x)``)."""
+    """A constraint's use of its limit as plain text (escape it for HTML): the true ratio,
+    and where the chart caps the bar at :data:`OFF_SCALE`, that it is capped (``over 3x on
+    the chart (5.2x)``); beyond any ratio, why (the constraint's detail)."""
     if b.ratio is None:
-        return (f"beyond any ratio: {lw.esc(b.detail)} (its bar is drawn at "
-                f"{OFF_SCALE:g}, capped)")
+        return f"beyond any ratio: {b.detail} (its bar is drawn at {OFF_SCALE:g}, capped)"
     if b.capped:
         return f"over {OFF_SCALE:g}x, capped on the chart ({fmt(b.ratio)}x of its limit)"
     return f"{fmt(b.ratio)}x of its limit"

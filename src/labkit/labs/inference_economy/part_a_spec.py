@@ -112,10 +112,19 @@ def floor_text(tr: Track, f: PrecisionFloor) -> tuple[str, str]:
     return (f"{f.bits}-bit weights cost the same as {same}",
             f"{fmt_cost(f.cost_per_event, tr.cost_unit)} per {event_noun(tr)} at each: "
             f"{lw.esc(f.device)} runs them all on its {f.datapath} datapath (narrower weights "
-            f"are unpacked to it), and one pass is {f.regime} ({fmt_time(f.compute_s)} "
-            f"of arithmetic vs {fmt_time(f.memory_s)} of memory traffic, plus "
-            f"{fmt_time(f.overhead_s)} of fixed overhead: {fmt_time(f.pass_s)}), so fewer "
-            "weight bytes save no time and no energy. The lines do not move.")
+            f"are unpacked to it), and one pass is {pass_regime(f)} "
+            f"({fmt_time(f.compute_s)} of arithmetic vs {fmt_time(f.memory_s)} of memory "
+            f"traffic, plus {fmt_time(f.overhead_s)} of fixed overhead: "
+            f"{fmt_time(f.pass_s)}), so fewer weight bytes save no time and no energy. The "
+            "lines do not move.")
+
+
+def pass_regime(f: PrecisionFloor) -> str:
+    """What bounds the pass: its fixed overhead when that is the largest term, else the
+    roofline regime (compute- or memory-bound)."""
+    if f.overhead_s > max(f.compute_s, f.memory_s):
+        return f"mostly fixed overhead (and {f.regime} beneath it)"
+    return f.regime
 
 
 def reveal_text(tr: Track, p0: CrossoverPoint, p: CrossoverPoint, label: str,

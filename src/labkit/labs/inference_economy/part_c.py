@@ -276,7 +276,8 @@ class PartC(Part):
         self.callouts["boundary"].set(
             cmp.any_meets_slo, f"{cmp.winner} wins",
             f"{spec.why_text(tr, cmp, self.unit)}. Its tail is at {winner.slo_ratio:.0%} of "
-            f"the SLO and its load at {spec.load_text(winner)}: more load moves both.")
+            f"{spec.tail_limit(tr, winner)} and its load at {spec.load_text(winner)}: more "
+            "load moves both.")
 
     @depends_on("batch", "rate")
     def _show_math(self, s: Settings) -> None:

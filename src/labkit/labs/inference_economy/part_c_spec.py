@@ -55,6 +55,15 @@ def checkpoint_spec() -> CheckSpec:
         v: (good if v == "simplest_meeting_slo" else bad) for _, v in opts}
 
 
+def tail_limit(tr: Track, r: PolicyResult) -> str:
+    """Which limit ``r.slo_ratio`` measures: the governed metric's, or the TTFT target's
+    when that is the nearer (the ratio is the worse of the two)."""
+    own = r.slo_value_s / r.slo_s
+    if tr.ttft_slo_s and r.slo_ratio > own + 1e-12:
+        return f"its TTFT target (p99 TTFT {fmt_time(r.ttft_p99_s)} vs {fmt_time(tr.ttft_slo_s)})"
+    return "the SLO"
+
+
 def load_text(r: PolicyResult) -> str:
     """Offered load over capacity: a utilisation below 1, an overload above it."""
     u = float(r.utilisation)

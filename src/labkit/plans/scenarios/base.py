@@ -47,13 +47,16 @@ class Constraint:
     unit: str
     sense: Sense
     detail: str
+    requirement: bool = False
+    """A requirement the design itself sets (a context it promises to serve), not a
+    resource it uses up: met, it is never the constraint "closest to its limit"."""
 
     @classmethod
     def compare(cls, name: str, value: float, limit: float, unit: str, detail: str,
-                sense: Sense = "max") -> Constraint:
+                sense: Sense = "max", requirement: bool = False) -> Constraint:
         """The constraint whose verdict is the comparison itself."""
         passed = value <= limit if sense == "max" else value >= limit
-        return cls(name, bool(passed), value, limit, unit, sense, detail)
+        return cls(name, bool(passed), value, limit, unit, sense, detail, requirement)
 
     @property
     def ratio(self) -> float:

@@ -209,11 +209,17 @@ def fleet_serving_constraints(tr: Track, config: Config
         out.append(constraint("utilisation", False, None, tr.max_utilisation, "", why))
         return out, {}
     out = [_tpot_constraint(fs)]
-    if fs.ttft_slo_s is not None:
+    if fs.ttft_slo_s is not None and fs.utilisation >= 1:
+        out.append(constraint(   # an overloaded replica's queue grows: no TTFT is bounded
+            "ttft", False, None, fs.ttft_slo_s, "s",
+            f"unbounded: each replica is {fmt_pct(fs.utilisation)} busy, so requests queue "
+            f"without end before their {fmt_time(fs.ttft_s)} prefill"))
+    elif fs.ttft_slo_s is not None:
         out.append(Constraint.compare(
             "ttft", fs.ttft_s, fs.ttft_slo_s, "s",
             f"prefill of one {fmt_count(fs.prompt_tokens)}-token prompt on the replica "
-            f"(no queueing): {fmt_time(fs.ttft_s)} vs {fmt_time(fs.ttft_slo_s)}"))
+            f"(no queueing, the replica under the cap): {fmt_time(fs.ttft_s)} vs "
+            f"{fmt_time(fs.ttft_slo_s)}"))
     out.append(Constraint.compare(
         "utilisation", fs.utilisation, fs.max_utilisation, "",
         f"each of {fmt_count(fs.replicas)} replica(s) gets "

@@ -108,7 +108,7 @@ def _constraints(tr: Track, weight_bits: int, kv_bits: int, ctx: int,
     return [
         Constraint.compare("context", float(ctx), float(target), "tokens",
                            f"serves conversations of {ctx:,} tokens; the product needs "
-                           f"{target:,}", sense="min"),
+                           f"{target:,}", sense="min", requirement=True),
         Constraint.compare("memory", mt["memory_bytes"], mt["usable_bytes"], "bytes",
                            f"{format_bytes(mt['weights_bytes'])} weights + "
                            f"{format_bytes(mt['kv_bytes'])} KV vs "
