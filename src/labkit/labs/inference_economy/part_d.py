@@ -361,7 +361,8 @@ class PartD(Part):
     def _set_callouts(self, s: Settings) -> None:
         mine = self._mine(s)
         fixes = self._fixes(s)
-        self.levers = {n: f.changes for n, f in fixes.items()}
+        unreached = {c.name for c in mine.checks if not c.passed and c.value is None}
+        self.levers = {n: f.changes for n, f in fixes.items() if n not in unreached}
         for chk in mine.checks:
             fix = fixes.get(chk.name)
             # a check that could not be evaluated (the plan does not fit memory) is not a
