@@ -673,8 +673,10 @@ def test_design_check_fleet_minimum_is_labkits_search():
                                        "kv_bits": best.kv_bits, "tp": c.tp, "cp": c.cp,
                                        "pp": c.pp, "dp": c.dp, "ep": c.ep})
     # 75 requests/s x 0.23 s of prefill over 4 replicas: prefill alone fills each replica
-    # 4.3 times over, so decode never runs (TPOT) and the cap is far off
-    assert decode_only.failed == ("tpot", "utilisation")
+    # 4.3 times over, so decode never runs (TPOT), requests queue without end (TTFT) and
+    # the cap is far off
+    assert decode_only.failed == ("tpot", "ttft", "utilisation")
+    assert decode_only.constraints["ttft"].value is None   # unbounded, not a number
     assert decode_only.metrics["prefill_share"] > 1
     assert decode_only.constraints["utilisation"].value > 5 * tr.max_utilisation
     out = design_check(tr.id, {})

@@ -269,7 +269,8 @@ class PartD(Part):
              ", ".join(constraint_label(n) for n in chk.failed) or "every constraint passes",
              lw.PALETTE["green"] if chk.feasible else lw.PALETTE["red"]),
             ("devices", fmt_count(chk.devices), self._fewest_text(chk), lw.PALETTE["blue"]),
-            (objective_label(rented, obj.name), fmt_amount(mine, self.unit),
+            (objective_label(rented, obj.name, self.design.objective_basis),
+             fmt_amount(mine, self.unit),
              "labkit's best: " + ("none fits" if ref is None else fmt_amount(ref, self.unit)),
              lw.PALETTE["orange"]),
         ])
@@ -294,7 +295,7 @@ class PartD(Part):
                 + ("" if extra is None else
                    (" = labkit's fewest" if extra == 0
                     else f", {fmt_count(extra)} more than labkit's fewest"))
-                + f"; {objective_label(rented, obj.name)} "
+                + f"; {objective_label(rented, obj.name, self.design.objective_basis)} "
                   f"{fmt_amount(_shown(obj.value), self.unit)}"
                 + ("" if _shown(obj.reference) is None else
                    f" vs labkit's {fmt_amount(_shown(obj.reference), self.unit)}") + ".")
@@ -343,7 +344,9 @@ class PartD(Part):
             return ""
         other = next_precision(int(ref.config["weight_bits"]))
         changes = () if other is None else precision_changes(tr, ref.config, other)
-        return precision_sentence(ref, tr.min_weight_bits, changes)
+        note = self.design.precision_note(ref.config)
+        return precision_sentence(ref, tr.min_weight_bits, changes) + (
+            f" ({note}.)" if note else "")
 
     def takeaway(self) -> str:
         r = self.results
@@ -354,5 +357,6 @@ class PartD(Part):
         rented = self.per_device_day is not None
         obj = r["objective"]
         return (f"Design: your {self.scenario} design {st} with {fmt_count(r['devices'])} "
-                f"device(s){fewest}; {objective_label(rented, obj['name'])} "
+                f"device(s){fewest}; "
+                f"{objective_label(rented, obj['name'], self.design.objective_basis)} "
                 f"{fmt_amount(obj['value'], self.unit)}.")

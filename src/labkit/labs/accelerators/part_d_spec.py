@@ -90,10 +90,13 @@ def ratio_text(b: BindingConstraint) -> str:
     return f"{fmt(b.ratio)}x of its limit"
 
 
-def objective_label(rented: bool, name: str) -> str:
+def objective_label(rented: bool, name: str, basis: str = "") -> str:
     """The objective with its basis: a rented fleet's cost is provisioned (every device
-    rented all day), an owned device's energy is what it uses."""
-    return f"{name} (provisioned)" if rented else name
+    rented all day), an owned device's energy is what it uses (``basis``: how the
+    scenario counts it, e.g. one frame per pass)."""
+    if rented:
+        return f"{name} (provisioned)"
+    return f"{name} ({basis})" if basis else name
 
 
 def hook_text(tr: Track, scenario: str, hw_name: str) -> str:

@@ -84,8 +84,9 @@ def floor_text(tr: Track, p: SessionPoint, bits: int, peers: list[int]) -> tuple
             f"The weights live in flash ({format_bytes(cap.weight_bytes)} of "
             f"{format_bytes(cap.weight_limit_bytes)}); memory holds the input and "
             f"activations of each {tr.state_noun}, {format_bytes(cap.bytes_per_session)}, "
-            f"kept at the {p.datapath} compute precision whatever the weight precision. So "
-            "the bars do not move: only the flash figure does.")
+            f"kept at the {p.datapath} compute precision that {bits}-bit and {same} weights "
+            "share (a wider datapath would widen them). So the bars do not move: only the "
+            "flash figure does.")
 
 
 def math_html(tr: Track, p: SessionPoint) -> str:

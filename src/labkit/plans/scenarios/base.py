@@ -258,6 +258,11 @@ class Scenario(ABC):
         utilisation cap), with the metrics behind them; none by default."""
         return (), {}
 
+    def precision_note(self, config: Config) -> str:
+        """Why the weight precision moves few of this design's checks, where the design
+        itself explains it (a wearable that runs the model on the phone); "" otherwise."""
+        return ""
+
     def over_budget_reference(self, track: Track) -> ReferenceDesign | None:
         """When no design fits the budget: the fewest that meets every other constraint
         (what the budget would have to pay for); None by default."""
@@ -292,6 +297,8 @@ class Scenario(ABC):
         raise NotImplementedError(f"scenario {self.id!r} has no design grid")
 
     ranking: ClassVar[str] = "the fewest devices, then the least cost or energy"
+    objective_basis: ClassVar[str] = ""
+    """How the objective is counted where that differs from the labs' other figures."""
     """:meth:`rank` in words (what Part D's objective checkpoint names)."""
 
     def rank(self, config: Mapping[str, ConfigValue], evaluation: Evaluation) -> Rank:

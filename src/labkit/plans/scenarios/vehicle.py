@@ -96,6 +96,8 @@ class Vehicle(Scenario):
     id = "vehicle"
     label = "vehicle"
     design_keys = ("weight_bits", "layout")
+    objective_basis = ("batch 1: each frame its own pass; Lab 1's dynamic batching forms "
+                       "slightly larger batches")
 
     def applies_to(self, track: Track) -> bool:
         return (not track.is_transformer

@@ -176,6 +176,12 @@ class Wearable(Scenario):
 
     ranking = "the highest duty (the most windows heard), then the least energy"
 
+    def precision_note(self, config: Config) -> str:
+        if config.get("split", "on_device") == "on_device":
+            return ""
+        return ("this design sends the ring's data to the phone, which runs the model, so "
+                "the weights' precision changes only what the ring stores")
+
     def rank(self, config: Mapping[str, ConfigValue], evaluation: Evaluation) -> Rank:
         """The highest duty, then the least energy."""
         return (-float(config["duty"]), evaluation.daily_cost)
