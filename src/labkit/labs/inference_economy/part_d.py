@@ -38,6 +38,7 @@ from labkit.labs.inference_economy.base import (
 from labkit.labs.inference_economy.hints import control_values, find_fixes, hint_text
 from labkit.labs.inference_economy.part_c_spec import metric_name
 from labkit.labs.inference_economy.part_d_spec import LIMIT_RATIO, TIER_BITS
+from labkit.plans.deployment import Quantity
 from labkit.plans.design import OFF_SCALE
 from labkit.plans.serving import (
     GUARDRAILS,
@@ -117,6 +118,10 @@ class PartD(Part):
 
     def shown_basis(self, name: str) -> str:
         return str(self.results.get("plan_basis", ""))
+
+    def shown(self) -> Mapping[str, Quantity]:
+        """A plan that does not fit memory sizes nothing: no devices or cost are shown."""
+        return super().shown() if self.results.get("feasible") else {}
 
 
     letter = "D"
