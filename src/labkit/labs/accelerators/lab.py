@@ -37,6 +37,7 @@ from labkit.labs.inference_economy.info import INFO as LAB1
 from labkit.labs.session import LabBase
 from labkit.plans.design import SCENARIOS, DesignCheck, design_check, fleet_users, scenario
 from labkit.plans.lab2 import PrecisionEffect, binding_constraint, lab1_precision_effect
+from labkit.plans.serving import counted
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.tracks import Track
 
@@ -123,8 +124,9 @@ class Lab(LabBase[Part]):
         text = (f"In Lab 1 you {status} {wb}-bit weights; "
                 + _precision_effect_text(lab1_precision_effect(tr, wb, kv)))
         dpr = ch.get("devices_per_replica")
-        if isinstance(dpr, int):
-            text += f". Lab 1 ran {fmt_count(dpr)} device(s) per replica"
+        if isinstance(dpr, int) and tr.can_add_replicas:   # a fleet: replicas of devices
+            text += (f". Lab 1 ran {counted(dpr, 'device', 'devices')} per "
+                     f"{tr.replica_noun}")
             if "D" in self._parts:
                 text += (f"; your Part D design uses "
                          f"{fmt_count(self._parts['D'].results['devices'])} in all")
