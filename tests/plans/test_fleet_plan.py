@@ -124,3 +124,17 @@ def test_sweeps_hold_only_finite_numbers(model_id):
                 assert np.all(np.isfinite(arr)) and all(x > 0 for x in arr)
             assert len(sw.degrees) == len(sw.step_ms)
             assert len(sw.comm_degrees) == len(sw.comm_ms)
+
+
+@pytest.mark.parametrize("users", [256, 1143, 18288])
+@pytest.mark.parametrize("context", [4096, 32768])
+def test_a_replica_holds_the_smaller_of_its_kv_and_tpot_limits(users, context):
+    """The math peek's per-replica step: users per replica = min(KV fits, TPOT allows,
+    users) at the chosen replica size, and replicas = ceil(users / that)."""
+    tr = get_track("cloud_fleet")
+    f = fleet.size_fleet(tr, users, context, "chat", 16, 16)
+    if not f.feasible:
+        return
+    i, sz = f.replica_index, f.sizing
+    assert sz.users_per_replica == min(f.kv_limit_by_size[i], f.slo_limit_by_size[i], users)
+    assert sz.replicas == -(-users // sz.users_per_replica)

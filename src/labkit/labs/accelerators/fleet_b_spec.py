@@ -233,10 +233,16 @@ def math_html(f: FleetSizing) -> str:
         out += (f"$$C:\\ N_{{\\text{{replicas}}}} = \\left\\lceil \\frac{{u}}"
                 f"{{B_{{\\mathrm{{SLO}}}}}}\\right\\rceil = \\left\\lceil \\frac{{{f.users}}}"
                 f"{{{max(1, sz.batch_at_slo)}}}\\right\\rceil = {reps}$$"
-                "<p>Decode only: the sizing tries every power-of-two replica size d (KV "
-                "split evenly over its devices) and keeps the fewest devices (users per "
-                "replica = min(KV fits, TPOT allows, "
-                f"users)): {sz.replicas} x {sz.devices_per_replica} = {sz.total_devices}.</p>")
+                "<p>A and B count devices as one pool, C counts replicas; the sizing decides "
+                "per replica. It tries every power-of-two replica size d (KV split evenly "
+                "over its devices) and keeps the fewest devices; at d = "
+                f"{sz.devices_per_replica} a replica's KV fits "
+                f"{fmt_count(f.kv_limit_by_size[f.replica_index])} users and TPOT allows "
+                f"{fmt_count(f.slo_limit_by_size[f.replica_index])}, so it holds "
+                f"{fmt_count(sz.users_per_replica)} (the smaller binds):</p>"
+                f"$$\\left\\lceil \\frac{{{f.users}}}{{{sz.users_per_replica}}} \\right\\rceil "
+                f"\\times {sz.devices_per_replica} = {sz.replicas} \\times "
+                f"{sz.devices_per_replica} = {sz.total_devices}\\ \\text{{devices}}$$")
     if f.fleet_includes_prefill and f.served_capacity_per_s:
         out += _served_math(f)
     return out + ("<p>Source: <code>labkit.plans.fleet.size_fleet</code> (achievable "
