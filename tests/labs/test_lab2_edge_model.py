@@ -24,8 +24,9 @@ import labkit.labs.accelerators as ac_pkg
 from labkit.core.answers import AnswerStore
 from labkit.core.format import fmt_energy, fmt_time
 from labkit.labs.accelerators import Lab
-from labkit.labs.accelerators.edge_view import NO_LEVER, control_values
+from labkit.labs.accelerators.edge_view import NO_LEVER
 from labkit.plans import edge as pe
+from labkit.ui.controls import control_values
 
 EDGE_TRACKS = ("iphone", "oura_ring", "robotaxi")
 PARTS = [(t, letter) for t in EDGE_TRACKS for letter in ("B", "C")]

@@ -17,7 +17,7 @@ from labkit.physics.phases import cnn_inference_time, prefill_time
 from labkit.physics.roofline import balance_context, critical_batch
 from labkit.plans import design
 from labkit.plans.design import design_check, fleet_serving
-from labkit.plans.lab2 import binding_constraint, lab1_precision_effect, true_ratio
+from labkit.plans.lab2 import binding_constraint, lab1_precision_effect
 from labkit.plans.scenarios import OFF_SCALE, Constraint, Fleet
 from labkit.plans.scenarios.common import context_tokens
 from labkit.plans.serving import serving_plan
@@ -114,7 +114,7 @@ def test_the_decode_only_fewest_fails_once_prefill_and_the_cap_count(track):
 def test_design_check_at_the_defaults_and_the_reference(track):
     chk = design_check(track, {})
     for c in chk.constraints.values():
-        r = true_ratio(c)
+        r = c.true_ratio
         if r is not None and r <= OFF_SCALE:
             assert c.ratio == pytest.approx(r)
         if r is not None and c.name != "coverage":

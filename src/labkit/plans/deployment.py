@@ -20,11 +20,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from labkit.core import validation as v
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.roofline import balance_context, critical_batch
 from labkit.plans.economy import BUSY, PROVISIONED, event_cost
-from labkit.plans.serving import serving_plan, track_capacity
-from labkit.plans.workload import track_phases
+from labkit.plans.serving import serving_plan
+from labkit.plans.workload import POLICY_LABELS, track_phases
 from labkit.tracks import Track, get_track
 
 PEAK, ACHIEVABLE = "peak", "achievable"
@@ -142,7 +143,8 @@ def _plan(tr: Track, weight_bits: int, kv_bits: int, demand: float) -> list[Quan
                         kv_bits=kv_bits, with_baseline=False)
     noun = tr.replica_noun if plan.replicas == 1 else tr.replica_nouns
     basis = (f"{PROVISIONED}: {plan.replicas} {noun} at the {tr.max_utilisation:.0%} "
-             f"utilisation cap, {plan.policy} batching up to {plan.batch_size}"
+             f"utilisation cap, {POLICY_LABELS[plan.policy]}"
+             + ("" if plan.policy == "none" else f", up to {plan.batch_size} per pass")
              if plan.feasible else f"not feasible: {plan.reason}")
     where = (f"at {plan.capacity.context_tokens or 0:.0f} tokens of context, "
              if tr.is_transformer else "")
@@ -183,14 +185,13 @@ def deployment(track: str | Track, *, weight_bits: int | None = None,
     serving figure is on the achievable roofline, as the plans size them.
     """
     tr = get_track(track)
-    wb = tr.weight_bits if weight_bits is None else int(weight_bits)
-    kb = tr.kv_bits if kv_bits is None else int(kv_bits)
+    wb = v.precision_bits("weight_bits", tr.weight_bits if weight_bits is None else weight_bits)
+    kb = v.precision_bits("kv_bits", tr.kv_bits if kv_bits is None else kv_bits)
     demand = tr.demand_rate_per_s if demand_rate_per_s is None else float(demand_rate_per_s)
     if not (demand > 0 and math.isfinite(demand)):
         raise ValueError(f"demand_rate_per_s must be positive and finite, got {demand!r}")
     if mode not in (PEAK, ACHIEVABLE):
         raise ValueError(f"mode must be {PEAK!r} or {ACHIEVABLE!r}, got {mode!r}")
-    track_capacity(tr, weight_bits=wb, kv_bits=kb)   # validates the precisions
     qs = [*_economy(tr, wb, output_tokens, demand), *_plan(tr, wb, kb, demand),
           *_phases(tr, wb, kb, output_tokens), *_roofline(tr, wb, kb, mode)]
     settings = {"weight_bits": wb, "kv_bits": kb, "demand_rate_per_s": demand,

@@ -26,7 +26,7 @@ Physics result types the views read are re-exported here (:class:`ParallelConfig
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +49,7 @@ from labkit.physics.parallelism import (
     stop_criteria,
 )
 from labkit.physics.roofline import balance_context, critical_batch, decode_roofline
+from labkit.plans.moves import Move, single_moves
 from labkit.plans.scenarios.common import (
     BATCH_SLO_TPOT_S,
     DESIGN_MAX_DEVICES,
@@ -90,34 +91,6 @@ def layout_label(degrees: Sequence[int]) -> str:
     """'TP4', 'TP2 x PP2', 'TP8 x DP4', '1 device' for (tp, cp, pp, dp, ep)."""
     parts = [f"{a.upper()}{d}" for a, d in zip(AXES, degrees, strict=True) if d > 1]
     return " x ".join(parts) if parts else "1 device"
-
-
-# -- recovery hints --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Move:
-    """One recovery hint: set control ``control`` to ``value`` (all else unchanged)."""
-
-    control: str
-    value: object
-
-
-def single_moves(current: Mapping[str, object], options: Mapping[str, Sequence[object]],
-                 passes: Callable[[Mapping[str, object]], bool]) -> tuple[Move, ...]:
-    """For each control in ``options`` (in order), the value nearest its current one (by
-    position in its options) that, moved alone, makes ``passes`` true; controls with no such
-    value are left out. ``current`` maps every control to its value."""
-    out = []
-    for name, opts in options.items():
-        vals = list(opts)
-        here = vals.index(current[name]) if current[name] in vals else 0
-        for v in sorted(vals, key=lambda x: (abs(vals.index(x) - here), vals.index(x))):
-            if v == current[name]:
-                continue
-            if passes({**current, name: v}):
-                out.append(Move(name, v))
-                break
-    return tuple(out)
 
 
 # -- Part B: the fleet, sized step by step ----------------------------------------------------

@@ -21,7 +21,7 @@ from labkit.registries.models import get_model
 from labkit.tracks import Track, get_track
 
 __all__ = ["BASE_BITS", "SHELL_MODE", "BindingConstraint", "PrecisionEffect",
-           "binding_constraint", "lab1_precision_effect", "true_ratio"]
+           "binding_constraint", "lab1_precision_effect"]
 
 BASE_BITS = 16        # the precision Lab 1's choice is compared with
 SHELL_MODE = "peak"   # the roofline mode of the "From Lab 1" figures (Part A's first view)
@@ -78,19 +78,6 @@ def lab1_precision_effect(track: str | Track, weight_bits: int,
         pass_s=float(one.latency_s), pass_s_base=float(ref.latency_s))
 
 
-def true_ratio(c: Constraint) -> float | None:
-    """A constraint's use of its limit, uncapped (> 1 fails); None when not evaluable.
-    :attr:`Constraint.ratio` is the same figure capped at :data:`OFF_SCALE` for charts."""
-    if c.value is None or c.limit is None:
-        return None
-    val, lim = float(c.value), float(c.limit)
-    if not (math.isfinite(val) and math.isfinite(lim)):
-        return None
-    if c.sense == "max":
-        return val / lim if lim > 0 else (0.0 if val <= 0 else math.inf)
-    return lim / val if val > 0 else (0.0 if lim <= 0 else math.inf)
-
-
 @dataclass(frozen=True)
 class BindingConstraint:
     """The constraint with the largest true ratio (``name``, ``ratio``: None when it cannot
@@ -111,7 +98,7 @@ def binding_constraint(constraints: Mapping[str, Constraint]) -> BindingConstrai
     for name, c in constraints.items():
         if c.requirement and c.passed:
             continue   # a promise the design keeps, not a resource near its limit
-        r = true_ratio(c)
+        r = c.true_ratio
         key = math.inf if r is None and not c.passed else (r if r is not None else -1.0)
         if best is None or key > best[0]:
             best = (key, name, r)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -53,6 +54,7 @@ from labkit.plans.cnn_roofline import cnn_intensity as cnn_intensity
 from labkit.plans.cnn_roofline import cnn_roofs as cnn_roofs
 from labkit.plans.cnn_roofline import cnn_view as cnn_view
 from labkit.plans.cnn_roofline import precision_floor as precision_floor
+from labkit.plans.moves import Move, single_moves
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 
@@ -459,13 +461,6 @@ def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:
     return tuple(terms[:3]) + tuple(t for t in terms[3:] if t.step_s > 0)
 
 
-@dataclass(frozen=True)
-class Fix:
-    """Setting ``control`` alone to ``value`` makes the failing check pass."""
-    control: str
-    value: int
-
-
 def _fails(hw: Hardware, m: Model, p: Mapping[str, int], tp: int, mode: str,
            slo_s: float | None) -> set[str]:
     """The checks a point fails: ``oom`` (memory) and ``slo`` (step over a TPOT SLO)."""
@@ -478,32 +473,26 @@ def _fails(hw: Hardware, m: Model, p: Mapping[str, int], tp: int, mode: str,
 
 
 def single_fixes(point: Mapping[str, int], options: Mapping[str, Sequence[int]],
-                 fails: Callable[[Mapping[str, int]], set[str]]) -> dict[str, tuple[Fix, ...]]:
+                 fails: Callable[[Mapping[str, int]], set[str]]) -> dict[str, tuple[Move, ...]]:
     """For each check ``fails(point)`` names, every control of ``options`` that, moved
-    alone to its nearest option that passes, fixes it -- found by re-running the check."""
-    out: dict[str, tuple[Fix, ...]] = {}
-    for check in sorted(fails(point)):
-        found = []
-        for key, opts in options.items():
-            for val in sorted((o for o in opts if o != point[key]),
-                              key=lambda o: abs(o - point[key])):
-                if check not in fails({**point, key: val}):
-                    found.append(Fix(key, int(val)))
-                    break
-        out[check] = tuple(found)
-    return out
+    alone to its nearest option that passes, fixes it (:func:`labkit.plans.moves.single_moves`,
+    re-running the check)."""
+    def passes(check: str) -> Callable[[Mapping[str, object]], bool]:
+        return lambda p: check not in fails(cast(Mapping[str, int], p))
+    return {check: single_moves(point, options, passes(check))
+            for check in sorted(fails(point))}
 
 
 def decode_fixes(hw: Hardware, m: Model, point: Mapping[str, int], tp: int, mode: str,
                  slo_s: float | None,
-                 options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Fix, ...]]:
+                 options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Move, ...]]:
     """:func:`single_fixes` of a decode point (``batch``, ``context``, ``weight_bits``,
     ``kv_bits``) for its memory (``oom``) and TPOT SLO (``slo``) checks."""
     return single_fixes(point, options, lambda p: _fails(hw, m, p, tp, mode, slo_s))
 
 
 def cnn_fixes(hw: Hardware, m: Model, point: Mapping[str, int], mode: str, deadline_s: float,
-              options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Fix, ...]]:
+              options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Move, ...]]:
     """:func:`single_fixes` of a CNN pass (``weight_bits``, ``batch``) for its deadline
     and for its being memory-bound (``memory_bound``)."""
     def fails(p: Mapping[str, int]) -> set[str]:

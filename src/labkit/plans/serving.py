@@ -333,16 +333,24 @@ def quality_loss(track: str | Track, weight_bits: int) -> float:
     return float(tr.quality_loss_pct[bits])
 
 
+def quality_verdict(tr: Track, weight_bits: int,
+                    kv_bits: int | None) -> tuple[bool, float, str]:
+    """(passes, estimated loss in points, detail): the loss at ``weight_bits`` within the
+    track's limit and the KV at or above its floor (transformers; ``kv_bits`` None: no KV).
+    The one quality check of Lab 1's guardrails and Lab 2's design check."""
+    loss = quality_loss(tr, weight_bits)
+    kv_ok = kv_bits is None or not tr.is_transformer or kv_bits >= tr.min_kv_bits
+    detail = (f"{weight_bits}-bit weights: est. {loss:g} points lost vs "
+              f"{tr.max_quality_loss_pct:g} allowed (floor {tr.min_weight_bits} bits)")
+    if not kv_ok:
+        detail += f"; {kv_bits}-bit KV is below the {tr.min_kv_bits}-bit floor"
+    return loss <= tr.max_quality_loss_pct and kv_ok, loss, detail
+
+
 def _quality_check(tr: Track, p: ServingPlan) -> GuardrailCheck:
     """Estimated loss at the weight precision within the limit; KV at its floor."""
-    loss = quality_loss(tr, p.weight_bits)
-    kv_ok = not tr.is_transformer or p.kv_bits >= tr.min_kv_bits
-    q_detail = (f"{p.weight_bits}-bit weights: est. {loss:g} points lost vs "
-                f"{tr.max_quality_loss_pct:g} allowed (floor {tr.min_weight_bits} bits)")
-    if not kv_ok:
-        q_detail += f"; {p.kv_bits}-bit KV is below the {tr.min_kv_bits}-bit floor"
-    return GuardrailCheck("quality", loss <= tr.max_quality_loss_pct and kv_ok, loss,
-                          tr.max_quality_loss_pct, "% points", q_detail)
+    ok, loss, detail = quality_verdict(tr, p.weight_bits, p.kv_bits)
+    return GuardrailCheck("quality", ok, loss, tr.max_quality_loss_pct, "% points", detail)
 
 
 def _cost_check(tr: Track, p: ServingPlan) -> GuardrailCheck:

@@ -148,6 +148,25 @@ def log_control(description: str, value: float, lo: float, hi: float,
     return slider
 
 
+def control_values(ctl: ipw.ValueWidget) -> list[object]:
+    """Every value a control offers: its options, every stop of a slider (a log slider's
+    stops laid through its starting value, :class:`GridLogSlider`'s ``anchor``)."""
+    opts = getattr(ctl, "options", None)
+    if opts:
+        return [o[1] if isinstance(o, tuple) else o for o in opts]
+    step = float(ctl.step)
+    if isinstance(ctl, ipw.FloatLogSlider):
+        anchor = float(getattr(ctl, "anchor", ctl.value))
+        a = math.log(anchor, ctl.base)
+        lo = round((float(ctl.min) - a) / step)
+        hi = round((float(ctl.max) - a) / step)
+        return [float(anchor * ctl.base ** (k * step)) for k in range(lo, hi + 1)]
+    vals = np.arange(float(ctl.min), float(ctl.max) + step / 2, step)
+    if isinstance(ctl, ipw.IntSlider):
+        return [round(float(x)) for x in vals]
+    return [round(float(x), 6) for x in vals]
+
+
 def selection_control(description: str, options: Sequence[tuple[str, object]],
                       value: object) -> ipw.SelectionSlider:
     return ipw.SelectionSlider(options=list(options), value=value, description=description,

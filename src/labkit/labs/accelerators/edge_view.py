@@ -1,38 +1,19 @@
 """View helpers shared by Lab 2's edge parts (handheld, wearable, vehicle; Parts B and C):
-recovery hints found by moving one control on screen (:func:`find_lever`), the label of a
-control's value, math-peek equations that print their terms and their result from the same
-fields (:func:`tex_eq`).
+recovery hints found by moving one control on screen (:func:`find_lever`, on the one search
+:func:`labkit.plans.moves.single_moves`), the label of a control's value, math-peek
+equations that print their terms and their result from the same fields (:func:`tex_eq`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-import ipywidgets as ipw
-import numpy as np
-
 from labkit.core.format import fmt_count, fmt_pct, tex_num
 from labkit.labs.common import LabPart, Settings
+from labkit.plans.moves import single_moves
+from labkit.ui.controls import control_values
 
 NO_LEVER = "no single control here fixes it"
-
-
-def control_values(ctl: ipw.ValueWidget) -> list[object]:
-    """Every value a control offers (a log slider: its grid stops; a slider: its steps, or
-    25 points across it)."""
-    opts = getattr(ctl, "options", None)
-    if opts:
-        return [o[1] if isinstance(o, tuple) else o for o in opts]
-    lo, hi = float(ctl.min), float(ctl.max)
-    if isinstance(ctl, ipw.FloatLogSlider):
-        step = float(ctl.step)
-        n = round((hi - lo) / step) if step > 0 else 8
-        return [float(ctl.base ** (lo + k * step)) for k in range(n + 1)]
-    step = float(getattr(ctl, "step", 0) or 0)
-    vals = (np.arange(lo, hi + step / 2, step) if step and (hi - lo) / step <= 100
-            else np.linspace(lo, hi, 25))
-    return [round(float(v)) if isinstance(ctl, ipw.IntSlider) else round(float(v), 6)
-            for v in vals]
 
 
 def value_label(part: LabPart, name: str, value: object) -> str:
@@ -49,32 +30,14 @@ def find_lever(part: LabPart, s: Settings, still_fails: Callable[[Settings], boo
                order: Sequence[str],
                breaks: Callable[[Settings], bool] | None = None) -> tuple[str, object] | None:
     """The first control of ``order`` (on screen) and its value nearest the current one
-    that, moved alone, makes ``still_fails`` False -- preferring a move for which ``breaks``
-    (a check passing now that would fail) is False; None when no single move does."""
-    fallback: tuple[str, object] | None = None
-    for name in order:
-        if name not in part.controls:
-            continue
-        values = control_values(part.controls[name])
-        here = s[name]
-        ranked = sorted((v for v in values if v != here),
-                        key=lambda v: abs(_pos(values, v) - _pos(values, here)))
-        for v in ranked:
-            trial = {**s, name: v}
-            if still_fails(trial):
-                continue
-            if breaks is None or not breaks(trial):
-                return name, v
-            if fallback is None:
-                fallback = (name, v)
-            break
-    return fallback
-
-
-def _pos(values: list[object], v: object) -> float:
-    if v in values:
-        return float(values.index(v))
-    return float(np.argmin([abs(float(x) - float(v)) for x in values]))  # type: ignore[arg-type]
+    that, moved alone, makes ``still_fails`` False (:func:`labkit.plans.moves.single_moves`)
+    -- preferring a move for which ``breaks`` (a check passing now that would fail) is
+    False; None when no single move does."""
+    opts = {n: control_values(part.controls[n]) for n in order if n in part.controls}
+    moves = single_moves(s, opts, lambda t: not still_fails(t))
+    keeps = [m for m in moves if breaks is None or not breaks({**s, m.control: m.value})]
+    chosen = keeps[0] if keeps else (moves[0] if moves else None)
+    return None if chosen is None else (chosen.control, chosen.value)
 
 
 def lever_text(part: LabPart, lever: tuple[str, object] | None) -> str:

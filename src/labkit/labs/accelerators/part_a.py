@@ -33,6 +33,7 @@ from labkit.labs.accelerators.part_a_text import (
 )
 from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
 from labkit.plans.design import DESIGN_KEYS, MODES, scenario
+from labkit.plans.moves import Move
 from labkit.plans.roofline import (
     PAPER_HARDWARE,
     PAPER_MAX_CONTEXT,
@@ -41,7 +42,6 @@ from labkit.plans.roofline import (
     BatchSweep,
     DecodeRoofline,
     DecodeView,
-    Fix,
     balance,
     batch_sweep,
     context_sweep,
@@ -319,7 +319,7 @@ class PartALM(Part):
         return paper_pair(hw, m, int(s["context"]), wb, kb, tp, str(s["mode"]))
 
     @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
-    def _fixes(self, s: Settings) -> dict[str, tuple[Fix, ...]]:
+    def _fixes(self, s: Settings) -> dict[str, tuple[Move, ...]]:
         """For each failing check (memory, TPOT SLO), the controls that alone fix it."""
         hw, m, _, _, tp = self._args(s)
         keys = ("batch", "context", "weight_bits", "kv_bits")

@@ -22,9 +22,9 @@ from labkit.labs.common import (
     metric_cards,
 )
 from labkit.plans.measured import device_class_label
+from labkit.plans.moves import Move
 from labkit.plans.roofline import (
     CnnView,
-    Fix,
     cnn_fixes,
     cnn_intensity,
     cnn_roofs,
@@ -211,7 +211,7 @@ class PartACNN(Part):
         self._set_readout(metric_cards(spec.cards(v, tr.slo_s)))
 
     @computed(ALL)
-    def _fixes(self, s: Settings) -> dict[str, tuple[Fix, ...]]:
+    def _fixes(self, s: Settings) -> dict[str, tuple[Move, ...]]:
         """For the deadline and a memory-bound pass, the controls that alone fix it."""
         keys = ("weight_bits", "batch")
         opts = {"weight_bits": [v for _, v in self.controls["weight_bits"].options],

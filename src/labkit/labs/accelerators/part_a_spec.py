@@ -13,7 +13,8 @@ from labkit import ui as lw
 from labkit.core.format import fmt, fmt_count, fmt_pct, fmt_time, format_bytes
 from labkit.labs.accelerators.base import feedback_map, paper_ms, thousands, tokens_label
 from labkit.labs.common import CheckSpec, Spec
-from labkit.plans.roofline import STALL, Balance, DecodeView, Fix, PaperExample
+from labkit.plans.moves import Move
+from labkit.plans.roofline import STALL, Balance, DecodeView, PaperExample
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 from labkit.tracks import Track
@@ -191,13 +192,14 @@ def takeaway(r: Mapping[str, Any]) -> str:
             f"{fmt(r['b_star'], sig=4)}, L* ({mode}) = {r['l_star']:,.0f} tokens; {gain}.")
 
 
-def _value(key: str, value: int) -> str:
+def _value(key: str, value: object) -> str:
+    n = float(str(value))   # a move's value: an option of an integer control
     if key == "context":
-        return f"{value:,} tokens"
-    return f"{fmt_count(value)}-bit" if key.endswith("_bits") else fmt_count(value)
+        return f"{fmt_count(n)} tokens"
+    return f"{fmt_count(n)}-bit" if key.endswith("_bits") else fmt_count(n)
 
 
-def hint(fixes: tuple[Fix, ...], labels: Mapping[str, str]) -> str:
+def hint(fixes: tuple[Move, ...], labels: Mapping[str, str]) -> str:
     """A recovery hint naming only controls on screen that, moved alone, pass the check
     (:func:`labkit.plans.roofline.decode_fixes` re-ran it at each move)."""
     if not fixes:

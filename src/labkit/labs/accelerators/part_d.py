@@ -45,7 +45,7 @@ from labkit.plans.design import (
     reference_design,
     scenario_for,
 )
-from labkit.plans.lab2 import binding_constraint, true_ratio
+from labkit.plans.lab2 import binding_constraint
 from labkit.plans.scenarios import Fleet
 from labkit.ui.charts import lin_top
 
@@ -59,7 +59,7 @@ def _shown(x: float | None) -> float | None:
 
 def _capped(c: Constraint) -> bool:
     """The constraint's chart bar is capped at OFF_SCALE (or it cannot be evaluated)."""
-    r = true_ratio(c)
+    r = c.true_ratio
     return r is None or r > OFF_SCALE
 
 
@@ -279,7 +279,7 @@ class PartD(Part):
         cons = chk.constraints
         rows = []
         for n in self.names:
-            r = true_ratio(cons[n])
+            r = cons[n].true_ratio
             use = "n/a" if r is None else f"{fmt(r)}x"
             rows.append([lw.esc(constraint_label(n)), pass_mark(cons[n].passed), use,
                          lw.esc(cons[n].detail)])

@@ -13,25 +13,7 @@ import numpy as np
 from labkit import ui as lw
 from labkit.core.format import fmt_count
 from labkit.plans.serving import LeverFix, lever_fixes
-
-
-def control_values(ctl: ipw.ValueWidget) -> list[object]:
-    """Every value a control offers: its options, every stop of a (log) slider."""
-    opts = getattr(ctl, "options", None)
-    if opts:
-        return [o[1] if isinstance(o, tuple) else o for o in opts]
-    step = float(ctl.step)
-    if isinstance(ctl, ipw.FloatLogSlider):
-        anchor = float(getattr(ctl, "anchor", ctl.value))
-        a = np.log10(anchor)
-        lo = round((float(ctl.min) - a) / step)
-        hi = round((float(ctl.max) - a) / step)
-        return [float(anchor * 10 ** (k * step)) for k in range(lo, hi + 1)]
-    vals = np.arange(float(ctl.min), float(ctl.max) + step / 2, step)
-    if isinstance(ctl, ipw.IntSlider):
-        return [round(float(x)) for x in vals]
-    return [round(float(x), 6) for x in vals]
-
+from labkit.ui.controls import control_values
 
 MAX_CANDIDATES = 10
 """Values of one slider a hint search tries at most: the neighbours of the current value

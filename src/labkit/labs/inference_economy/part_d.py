@@ -35,7 +35,7 @@ from labkit.labs.inference_economy.base import (
     guardrail_label,
     max_devices,
 )
-from labkit.labs.inference_economy.hints import control_values, find_fixes, hint_text
+from labkit.labs.inference_economy.hints import find_fixes, hint_text
 from labkit.labs.inference_economy.part_c_spec import metric_name
 from labkit.labs.inference_economy.part_d_spec import LIMIT_RATIO, TIER_BITS
 from labkit.plans.deployment import Quantity
@@ -54,6 +54,7 @@ from labkit.plans.serving import (
 )
 from labkit.plans.workload import POLICIES, POLICY_LABELS
 from labkit.tracks import Track
+from labkit.ui.controls import control_values
 
 ROUTE_MAX_PCT = 90.0    # some traffic always stays on the main plan
 ROUTE_STEP_PCT = 10.0

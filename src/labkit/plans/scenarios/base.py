@@ -59,19 +59,24 @@ class Constraint:
         return cls(name, bool(passed), value, limit, unit, sense, detail, requirement)
 
     @property
-    def ratio(self) -> float:
-        """Use of the limit (> 1 fails), capped at :data:`OFF_SCALE` for the charts; a
-        missing or non-finite value or limit (not evaluable) shows as OFF_SCALE."""
+    def true_ratio(self) -> float | None:
+        """Use of the limit, uncapped (> 1 fails; inf past a zero limit); None when a
+        value or limit is missing or not finite (not evaluable)."""
         if self.value is None or self.limit is None:
-            return OFF_SCALE
+            return None
         val, lim = float(self.value), float(self.limit)
         if not (math.isfinite(val) and math.isfinite(lim)):
-            return OFF_SCALE
+            return None
         if self.sense == "max":
-            r = val / lim if lim > 0 else (0.0 if val <= 0 else OFF_SCALE)
-        else:
-            r = lim / val if val > 0 else (0.0 if lim <= 0 else OFF_SCALE)
-        return float(min(OFF_SCALE, r))
+            return val / lim if lim > 0 else (0.0 if val <= 0 else math.inf)
+        return lim / val if val > 0 else (0.0 if lim <= 0 else math.inf)
+
+    @property
+    def ratio(self) -> float:
+        """:attr:`true_ratio` capped at :data:`OFF_SCALE` for the charts (not evaluable
+        shows as OFF_SCALE)."""
+        r = self.true_ratio
+        return OFF_SCALE if r is None else float(min(OFF_SCALE, r))
 
     def as_dict(self) -> JSONDict:
         return cast(JSONDict, plain({

@@ -12,7 +12,7 @@ from labkit.core.grids import PRECISIONS
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.capacity import SLO_TARGETS
 from labkit.plans.scenarios.base import OFF_SCALE, Constraint, Sense
-from labkit.plans.serving import quality_loss
+from labkit.plans.serving import quality_verdict
 from labkit.plans.workload import track_phases
 from labkit.tracks import Track
 
@@ -85,14 +85,8 @@ def constraint(name: str, passed: bool, value: float | None, limit: float | None
 def quality_check(tr: Track, weight_bits: int, kv_bits: int | None) -> Constraint:
     """Estimated quality loss at ``weight_bits`` within the track's limit, KV at or above
     ``min_kv_bits`` (transformers), as in :func:`labkit.plans.serving.release_guardrails`."""
-    loss = quality_loss(tr, weight_bits)
-    kv_ok = kv_bits is None or not tr.is_transformer or kv_bits >= tr.min_kv_bits
-    detail = (f"{weight_bits}-bit weights: est. {loss:g} points lost vs "
-              f"{tr.max_quality_loss_pct:g} allowed (floor {tr.min_weight_bits} bits)")
-    if not kv_ok:
-        detail += f"; {kv_bits}-bit KV is below the {tr.min_kv_bits}-bit floor"
-    return constraint("quality", loss <= tr.max_quality_loss_pct and kv_ok, loss,
-                      tr.max_quality_loss_pct, "% points", detail)
+    ok, loss, detail = quality_verdict(tr, weight_bits, kv_bits)
+    return constraint("quality", ok, loss, tr.max_quality_loss_pct, "% points", detail)
 
 
 def allowed_precisions(tr: Track) -> list[tuple[int, int | None]]:
