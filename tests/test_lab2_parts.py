@@ -21,12 +21,12 @@ from labkit import ui as lw
 from labkit.core.answers import AnswerStore, read_ledger, record_ledger
 from labkit.labs.accelerators import Lab, answer_key, design_check
 from labkit.labs.accelerators.base import Part
-from labkit.labs.accelerators.part_c_fleet import layout_label
 from labkit.labs.parts import PARTS
 from labkit.physics import edge
 from labkit.physics.capacity import size_deployment
 from labkit.physics.parallelism import search
 from labkit.registries.models import get_model
+from labkit.scenarios.fleet.views.part_c import layout_label
 from labkit.tracks import TRACKS
 
 TRACK_IDS = list(TRACKS)
@@ -764,7 +764,7 @@ def test_handheld_curves_equal_handheld_metrics():
 
 
 def test_handheld_device_curve_equals_request_phases(make_lab):
-    from labkit.plans.edge import phone_device, phone_device_curve
+    from labkit.scenarios.handheld.plan.device import phone_device, phone_device_curve
 
     part = make_lab("iphone").part("C")
     curve = phone_device_curve("iphone", 1024, 4, part.out_grid)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from labkit import scenarios as folders
 from labkit import ui as lw
 from labkit.course.build import load_labs, load_spec
 from labkit.labs import LABS, LabInfo, get_lab
@@ -75,10 +76,12 @@ def test_minutes_are_derived_from_the_parts():
 
 @pytest.mark.parametrize("track", TRACK_IDS)
 def test_objectives_per_scenario(track):
+    """A scenario's own objectives for a lab (its folder's about.py), else the lab's."""
+    own = folders.piece(scenario(track), "about").OBJECTIVES
     lab1 = LABS["lab1"]
-    assert lab1.objectives_for(track) == lab1.objectives.get(scenario(track),
-                                                             lab1.objectives["*"])
-    assert LABS["lab2"].objectives_for(track) == LABS["lab2"].objectives[scenario(track)]
+    assert lab1.objectives_for(track) == own.get("lab1", lab1.objectives["*"])
+    assert LABS["lab2"].objectives_for(track) == own["lab2"]
+    assert not LABS["lab2"].objectives  # Lab 2's objectives are every scenario's own
 
 
 def test_info_is_checked_and_frozen():
@@ -88,7 +91,9 @@ def test_info_is_checked_and_frozen():
     with pytest.raises(ValueError, match="part_minutes"):
         dataclasses.replace(base, part_minutes={**base.part_minutes, "B": (12, 10)})
     with pytest.raises(ValueError, match="objectives"):
-        dataclasses.replace(base, objectives={})
+        dataclasses.replace(base, objectives={"fleet": ("x",)})  # a scenario's: its folder
+    with pytest.raises(ValueError, match="objectives"):
+        dataclasses.replace(base, objectives={"*": ()})
     with pytest.raises(dataclasses.FrozenInstanceError):
         base.title = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):

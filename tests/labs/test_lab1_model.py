@@ -16,9 +16,9 @@ import pytest
 from labkit.core.answers import AnswerStore
 from labkit.labs.inference_economy import Lab, part_a_spec, part_b_spec, part_c_spec, part_d_spec
 from labkit.plans.economy import crossover_point, event_cost
-from labkit.plans.scenarios.wearable import ring_split
 from labkit.plans.serving import serving_plan
 from labkit.plans.workload import front_end_energy_j, tpot_s, track_phases
+from labkit.scenarios.wearable.plan.scenario import ring_split
 from labkit.tracks import TRACKS, get_track
 from labkit.ui.controls import control_values
 

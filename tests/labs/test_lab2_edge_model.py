@@ -21,11 +21,13 @@ from pathlib import Path
 import pytest
 
 import labkit.labs.accelerators as ac_pkg
+import labkit.scenarios.handheld.plan.device as phone
+import labkit.scenarios.vehicle.plan.cameras as camera_plan
+import labkit.scenarios.wearable.plan.window as ring
 from labkit.core.answers import AnswerStore
 from labkit.core.format import fmt_energy, fmt_time
 from labkit.labs.accelerators import Lab
 from labkit.labs.accelerators.edge_view import NO_LEVER
-from labkit.plans import edge as pe
 from labkit.ui.controls import control_values
 
 EDGE_TRACKS = ("iphone", "oura_ring", "robotaxi")
@@ -154,14 +156,14 @@ def test_no_sentence_shows_a_missing_value(lab, track, letter):
 
 def test_ring_energy_per_window_is_shown_as_named_parts(lab):
     part = lab("oura_ring").part("B")
-    e = pe.window_energy("oura_ring")
+    e = ring.window_energy("oura_ring")
     assert sum(j for _, j in e.named_parts) == pytest.approx(e.energy_j, rel=1e-12)
     r = part.results
     assert r["energy_per_window_j"] == pytest.approx(e.energy_j)
     text = html.unescape(part.readout.value)
     for j in (e.front_end_j, e.model_j, e.energy_j):
         assert fmt_energy(j) in text
-    assert pe.FRONT_END_NAME in text
+    assert ring.FRONT_END_NAME in text
 
 
 def test_ring_part_c_why_is_templated_over_the_cuts(lab):
@@ -179,7 +181,7 @@ def test_robotaxi_energy_per_day_states_its_batch(lab):
     b = lab("robotaxi").part("B")
     r = b.results
     assert r["energy_batch"] == 1 and "batch 1" in b.readout.value
-    batched = pe.vehicle_batch("robotaxi", 8, b.track.batch_size)
+    batched = camera_plan.vehicle_batch("robotaxi", 8, b.track.batch_size)
     assert r["batched_daily_wh"] == pytest.approx(batched.daily_wh)
     assert batched.daily_wh < r["daily_wh"]  # batching amortises; the deadline forbids it
     assert f"Batching {b.track.batch_size} frames in every pass" in b.details.value
@@ -200,7 +202,7 @@ def test_vehicle_closest_limit_is_chosen_on_true_ratios(lab):
 def test_iphone_tpot_is_the_mean_per_reply_token(lab):
     part = lab("iphone").part("B")
     r = part.results
-    h = pe.phone_context("iphone", r["weight_bits"], r["kv_bits"], r["context_tokens"])
+    h = phone.phone_context("iphone", r["weight_bits"], r["kv_bits"], r["context_tokens"])
     assert r["tpot_s"] == pytest.approx(h.tpot_s)
     assert r["last_step_s"] >= r["tpot_s"]  # the slowest gap is not TPOT
     assert fmt_time(h.tpot_s) in part.readout.value
@@ -208,8 +210,8 @@ def test_iphone_tpot_is_the_mean_per_reply_token(lab):
 
 # -- no digit typed into prose ------------------------------------------------------------------
 
-_FILES = [f"part_{p}_{s}.py" for p in "bc" for s in ("handheld", "vehicle", "wearable")] + [
-    "edge_view.py", "edge_handheld_spec.py", "edge_wearable_spec.py", "edge_vehicle_spec.py"]
+_FILES = [f"scenarios/{s}/views/{f}.py" for s in ("handheld", "vehicle", "wearable")
+          for f in ("part_b", "part_c", "spec")] + ["labs/accelerators/edge_view.py"]
 _NUM = re.compile(r"(?<![A-Za-z0-9_.])\d[\d,.]*(?![A-Za-z_])|(?<![A-Za-z0-9_])\d+"
                   r"(?=-(bit|day|token|week|ms|s)\b)")
 # formula constants inside math expressions, and the lab's own name
@@ -243,7 +245,7 @@ def _prose(path: Path) -> list[tuple[int, str]]:
 
 @pytest.mark.parametrize("name", _FILES)
 def test_no_digit_is_typed_into_prose(name):
-    path = Path(ac_pkg.__file__).parent / name
+    path = Path(ac_pkg.__file__).parents[2] / name
     bad = []
     for line, text in _prose(path):
         rest = text
@@ -264,7 +266,7 @@ def test_iphone_part_b_quotes_speed_and_energy_where_the_conversation_fits(lab):
     assert r["fails"]["memory"]
     quoted = r["quoted_context_tokens"]
     assert quoted is not None and quoted < top
-    fit = pe.phone_context("iphone", r["weight_bits"], r["kv_bits"], quoted)
+    fit = phone.phone_context("iphone", r["weight_bits"], r["kv_bits"], quoted)
     assert not fit.fails["memory"]
     text = html.unescape(part.readout.value)
     assert "the longest that fits" in text and fmt_time(fit.tpot_s) in text

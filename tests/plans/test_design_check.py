@@ -18,9 +18,10 @@ from labkit.physics.roofline import balance_context, critical_batch
 from labkit.plans import design
 from labkit.plans.design import design_check, fleet_serving
 from labkit.plans.lab2 import binding_constraint, lab1_precision_effect
-from labkit.plans.scenarios import OFF_SCALE, Constraint, Fleet
+from labkit.plans.scenarios import OFF_SCALE, Constraint
 from labkit.plans.scenarios.common import context_tokens
 from labkit.plans.serving import serving_plan
+from labkit.scenarios.fleet.plan.scenario import Fleet
 from labkit.tracks import TRACKS, get_track
 
 FLEET = [t for t in TRACKS if isinstance(design.scenario_for(TRACKS[t]), Fleet)]
@@ -128,7 +129,7 @@ def test_a_scenario_hook_adds_serving_constraints_to_the_check():
     """:meth:`Scenario.serving_constraints` is part of :meth:`Scenario.check` and of the
     reference search (the hook the fleet scenario can take over from design.py)."""
     from labkit.plans.scenarios.base import Evaluation
-    from labkit.plans.scenarios.vehicle import Vehicle
+    from labkit.scenarios.vehicle.plan.scenario import Vehicle
 
     class Strict(Vehicle):
         def serving_constraints(self, track, config, evaluation):

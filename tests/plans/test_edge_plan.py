@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import labkit.scenarios.handheld.plan.device as phone
+import labkit.scenarios.vehicle.plan.cameras as camera_plan
+import labkit.scenarios.wearable.plan.window as ring
 from labkit.physics import edge as phys
 from labkit.physics.phases import request_phases
-from labkit.plans import edge as pe
 from labkit.plans.design import (
     DESIGN_MODE,
     INTERVALS_MS,
@@ -22,23 +24,23 @@ from labkit.tracks import get_track
 
 def test_window_energy_is_named_parts_that_add_up():
     tr = get_track("oura_ring")
-    for split in pe.SPLITS:
+    for split in ring.SPLITS:
         for iv in (7.5, 100.0, 1000.0):
-            e = pe.window_energy(tr, split=split, interval_ms=iv)
+            e = ring.window_energy(tr, split=split, interval_ms=iv)
             assert sum(j for _, j in e.named_parts) == pytest.approx(e.energy_j, rel=1e-12)
             sp = ring_split(tr, tr.weight_bits, split, iv / 1e3, 1.0)
             assert e.energy_j == pytest.approx(sp.energy_j, rel=1e-12)
             assert e.compute_j == pytest.approx(sp.front_end_j + sp.model_j)
-    on = pe.window_energy(tr)
+    on = ring.window_energy(tr)
     assert on.front_end_j > 0 and on.model_j > 0  # the front end is never left out
-    assert on.named_parts[0][0] == pe.FRONT_END_NAME
+    assert on.named_parts[0][0] == ring.FRONT_END_NAME
     assert on.interval_s == pytest.approx(1.0)  # Part B's default BLE interval
 
 
 def test_phone_context_tpot_is_the_glossary_mean_and_its_terms_add_up():
     tr = get_track("iphone")
     for wb, kb, ctx in ((4, 16, 1280), (8, 8, 4096), (16, 16, 512)):
-        h = pe.phone_context(tr, wb, kb, ctx)
+        h = phone.phone_context(tr, wb, kb, ctx)
         ph = request_phases(get_hardware(tr.hardware_id), tr.model_id,
                             prompt_tokens=h.prompt_tokens, output_tokens=h.output_tokens,
                             weight_bits=wb, kv_bits=kb, mode=DESIGN_MODE)
@@ -59,53 +61,53 @@ def test_phone_walls_agree_with_phone_context():
     tr = get_track("iphone")
     grid = np.unique(np.geomspace(512, 32768, 30).round()).astype(int)
     req = tr.demand_rate_per_s * 86400
-    walls = pe.phone_walls(tr, 4, 16, req, grid)
+    walls = phone.phone_walls(tr, 4, 16, req, grid)
     for name, at in walls.walls:
         if at is None:
-            assert not pe.phone_context(tr, 4, 16, int(grid[-1]), req).fails[name]
+            assert not phone.phone_context(tr, 4, 16, int(grid[-1]), req).fails[name]
             continue
         # the wall is the first failing context, to the token: it fails, one less passes
-        assert pe.phone_context(tr, 4, 16, int(at), req).fails[name], name
+        assert phone.phone_context(tr, 4, 16, int(at), req).fails[name], name
         if at > grid[0]:
-            assert not pe.phone_context(tr, 4, 16, int(at) - 1, req).fails[name], name
+            assert not phone.phone_context(tr, 4, 16, int(at) - 1, req).fails[name], name
 
 
 def test_phone_device_and_cloud_curves_match_the_single_requests():
     tr = get_track("iphone")
     outs = np.asarray([16, 64, 256, 1024])
-    dev = pe.phone_device_curve(tr, 1024, 4, outs)
+    dev = phone.phone_device_curve(tr, 1024, 4, outs)
     for i, n in enumerate(outs):
-        one = pe.phone_device(tr, 1024, int(n), 4)
+        one = phone.phone_device(tr, 1024, int(n), 4)
         assert dev[i] == pytest.approx(one.energy_j, rel=1e-12)
         assert one.energy_j == pytest.approx(one.power_w * one.busy_s)
-    cloud = pe.phone_cloud_curve(1024, outs, "lte")
+    cloud = phone.phone_cloud_curve(1024, outs, "lte")
     for i, n in enumerate(outs):
-        assert cloud[i] == pytest.approx(pe.phone_cloud(1024, int(n), "lte").energy_j)
-    x = pe.crossover(outs, dev, cloud)
+        assert cloud[i] == pytest.approx(phone.phone_cloud(1024, int(n), "lte").energy_j)
+    x = phone.crossover(outs, dev, cloud)
     assert x is None or outs[0] <= x <= outs[-1]
 
 
 def test_ring_design_and_life_curve_agree():
     tr = get_track("oura_ring")
     duties = np.asarray([0.02, 0.05, 0.5, 1.0])
-    life = pe.ring_life_curve(tr, tr.weight_bits, duties)
+    life = ring.ring_life_curve(tr, tr.weight_bits, duties)
     for d, days in zip(duties, life, strict=True):
-        rd = pe.ring_design(tr, tr.weight_bits, float(d))
+        rd = ring.ring_design(tr, tr.weight_bits, float(d))
         assert days == pytest.approx(rd.battery_days, rel=1e-12)
         assert rd.daily_mwh == pytest.approx(rd.energy.energy_j * rd.windows_per_day / 3.6)
-    assert pe.ring_design(tr, tr.weight_bits, 0.01).first == "coverage"
+    assert ring.ring_design(tr, tr.weight_bits, 0.01).first == "coverage"
 
 
 def test_ring_interval_curves_and_best_cut():
     tr = get_track("oura_ring")
-    curves = pe.ring_interval_curves(tr, tr.weight_bits, 1.0, np.asarray(INTERVALS_MS))
+    curves = ring.ring_interval_curves(tr, tr.weight_bits, 1.0, np.asarray(INTERVALS_MS))
     per_day = tr.demand_rate_per_s * 86400
     for j, iv in enumerate(INTERVALS_MS):
-        cuts = pe.ring_cuts(tr, tr.weight_bits, iv, 1.0)
+        cuts = ring.ring_cuts(tr, tr.weight_bits, iv, 1.0)
         for i, c in enumerate(cuts.values()):
             assert curves[i, j] == pytest.approx(c.energy_j * per_day / 3.6, rel=1e-9)
-    cuts = pe.ring_cuts(tr, tr.weight_bits, 100.0, 1.0)
-    best = pe.ring_best_cut(tr, cuts)
+    cuts = ring.ring_cuts(tr, tr.weight_bits, 100.0, 1.0)
+    best = ring.ring_best_cut(tr, cuts)
     assert best == "features"
     assert all(c.energy_j >= cuts[best].energy_j for c in cuts.values()
                if c.latency_s <= tr.slo_s)
@@ -113,25 +115,25 @@ def test_ring_interval_curves_and_best_cut():
 
 def test_camera_point_ratios_are_true_values_and_energy_states_its_batch():
     tr = get_track("robotaxi")
-    p = pe.camera_point(tr, 8, 64, 60)
+    p = camera_plan.camera_point(tr, 8, 64, 60)
     assert max(p.ratios.values()) > 3.0  # not clamped for a chart
     assert p.closest == max(p.ratios, key=p.ratios.get)
     assert p.batch == 1
     cl = vehicle_load(tr, 8, "single", 64, 60)
     assert p.ratios["deadline"] == pytest.approx(cl.worst_latency_s / tr.slo_s)
-    one = pe.vehicle_batch(tr, 8, 1)
-    base = pe.camera_point(tr, 8, 8, 10)
+    one = camera_plan.vehicle_batch(tr, 8, 1)
+    base = camera_plan.camera_point(tr, 8, 8, 10)
     assert one.daily_wh == pytest.approx(base.daily_wh, rel=1e-12)
-    eight = pe.vehicle_batch(tr, 8, 8)
+    eight = camera_plan.vehicle_batch(tr, 8, 8)
     assert eight.daily_wh < one.daily_wh and eight.wait_s > 0
 
 
 def test_camera_first_and_layout_sweep():
     tr = get_track("robotaxi")
-    walls, first, at = pe.camera_first(tr, 8, 10.0, 64)
+    walls, first, at = camera_plan.camera_first(tr, 8, 10.0, 64)
     assert first == "deadline" and at == 20
-    sweep = pe.layout_sweep(tr, 8, np.arange(1, 65))
-    for i, lay in enumerate(pe.VEHICLE_LAYOUTS):
+    sweep = camera_plan.layout_sweep(tr, 8, np.arange(1, 65))
+    for i, lay in enumerate(camera_plan.VEHICLE_LAYOUTS):
         assert sweep[i, 7] == pytest.approx(
             float(phys.camera_load(*_frame(tr), 8, 10.0, layout=lay, power_w=60.0,
                                    link_bytes_per_s=get_hardware(tr.hardware_id)
@@ -154,5 +156,5 @@ def test_lab1_front_end_is_lab2s_front_end():
 
     if not hasattr(serving, "front_end_energy_j"):
         pytest.skip("Lab 1 has no front-end figure of its own")
-    e = pe.window_energy("oura_ring")
+    e = ring.window_energy("oura_ring")
     assert serving.front_end_energy_j("oura_ring") == pytest.approx(e.front_end_j, rel=1e-9)

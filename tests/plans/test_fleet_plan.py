@@ -8,11 +8,11 @@ import math
 import numpy as np
 import pytest
 
+import labkit.scenarios.fleet.plan.sizing as fleet
 from labkit.physics.capacity import size_deployment
 from labkit.physics.parallelism import config_at, context_parallel_ttft
 from labkit.physics.phases import prefill_time
 from labkit.physics.roofline import balance_context, critical_batch, decode_roofline
-from labkit.plans import fleet
 from labkit.plans.design import fleet_table, not_candidate_reason
 from labkit.plans.serving import serving_plan
 from labkit.tracks import get_track

@@ -125,6 +125,24 @@ def notebook_title(info: LabInfo, t: Track) -> str:
 
 
 # -- glossary ------------------------------------------------------------------------------
+Requirement = tuple[str, str, Callable[[dict[str, object]], bool]]
+"""A Part D exercise's extra requirement: (text the student reads, the hidden test's
+predicate over ``design_D``, the same predicate over a candidate design)."""
+
+
+def literal(x: float) -> str:
+    """``x`` as a Python float literal for a notebook cell (every digit kept)."""
+    return repr(float(x))
+
+
+def joules_per_unit(t: Track) -> float:
+    """Joules in one of the track's energy units (an owned-device track)."""
+    j = t.joules_per_cost_unit
+    if j is None:
+        raise ValueError(f"track {t.id!r}: cost_unit {t.cost_unit!r} is not an energy unit")
+    return j
+
+
 def unit_noun(t: Track) -> tuple[str, str]:
     """(singular, plural) of what the track processes: requests, windows, frames."""
     plural = "requests" if t.is_transformer else t.input_noun

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
 
+from labkit import scenarios as folders
 from labkit.labs.parts import PARTS
 from labkit.tracks import Track
 
@@ -56,9 +57,10 @@ class LabInfo:
     assignment (``<id>_<track>``) and grade id; ``module`` names the package
     (``labkit.labs.<module>``) and the notebook file (``<module>.ipynb``).
     ``part_minutes`` are (low, high) minutes per part letter; the lab's total
-    (:attr:`minutes`) is derived from them and ``synthesis_minutes``. ``objectives`` maps a
-    deployment scenario (:func:`labkit.plans.design.scenario`) to its learning objectives;
-    the key ``"*"`` serves every scenario without its own entry.
+    (:attr:`minutes`) is derived from them and ``synthesis_minutes``. ``objectives`` holds
+    the lab's own learning objectives under the key ``"*"`` (or nothing): they serve every
+    deployment scenario whose folder's ``about.OBJECTIVES`` has no entry for this lab
+    (:mod:`labkit.scenarios`).
     """
 
     id: str
@@ -84,8 +86,10 @@ class LabInfo:
             if not 0 < lo <= hi:
                 raise ValueError(f"part_minutes[{letter!r}] of {self.id} must be 0 < low <= "
                                  f"high; got {(lo, hi)}")
-        if not self.objectives or not all(self.objectives.values()):
-            raise ValueError(f"objectives of {self.id} must name at least one per scenario")
+        if set(self.objectives) - {ANY_SCENARIO} or not all(self.objectives.values()):
+            raise ValueError(f"objectives of {self.id} must be {{{ANY_SCENARIO!r}: (one or "
+                             "more, ...)}} or empty: a scenario's own objectives are in its "
+                             "folder's about.OBJECTIVES")
         object.__setattr__(self, "part_titles", _frozen(self.part_titles))
         object.__setattr__(self, "part_minutes", _frozen(self.part_minutes))
         object.__setattr__(self, "objectives",
@@ -145,13 +149,13 @@ class LabInfo:
 
     # -- objectives ----------------------------------------------------------------------
     def objectives_for(self, track: str | Track) -> tuple[str, ...]:
-        """The learning objectives a student on ``track`` reads (by its scenario)."""
-        if set(self.objectives) != {ANY_SCENARIO}:
-            from labkit.plans.design import scenario
+        """The learning objectives a student on ``track`` reads: its scenario's own for
+        this lab (the scenario folder's ``about.OBJECTIVES``), else the lab's."""
+        from labkit.plans.design import scenario
 
-            sc = scenario(track)
-            if sc in self.objectives:
-                return self.objectives[sc]
+        own = folders.piece(scenario(track), "about").OBJECTIVES.get(self.id)
+        if own:
+            return tuple(own)
         if ANY_SCENARIO not in self.objectives:
             raise ValueError(f"lab {self.id} has no objectives for track {track!r}")
         return self.objectives[ANY_SCENARIO]

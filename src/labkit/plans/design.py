@@ -9,7 +9,7 @@ notebooks import them.
 
 Each scenario judges a design by :meth:`Scenario.check` (its constraints, then those of
 serving the demand on it: a fleet's prefill, TTFT and utilisation cap,
-:mod:`labkit.plans.scenarios.fleet_serving`) and finds its reference itself.
+:mod:`labkit.scenarios.fleet.plan.serving`) and finds its reference itself.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from labkit.plans.scenarios.common import (
     slo_class,
     slo_tpot,
 )
-from labkit.plans.scenarios.fleet import (
+from labkit.scenarios.fleet.plan.scenario import (
     MOE_OPTIONS,
     fleet_models,
     fleet_sizing,
@@ -55,21 +55,26 @@ from labkit.plans.scenarios.fleet import (
     not_candidate_reason,
     per_replica_limits,
 )
-from labkit.plans.scenarios.fleet_serving import (
+from labkit.scenarios.fleet.plan.serving import (
     FleetServing,
     fleet_serving_constraints,
     replica_slots,
     served_search,
 )
-from labkit.plans.scenarios.fleet_serving import fleet_serving as serving_of
-from labkit.plans.scenarios.handheld import handheld_curves, handheld_metrics
-from labkit.plans.scenarios.vehicle import (
+from labkit.scenarios.fleet.plan.serving import fleet_serving as serving_of
+from labkit.scenarios.handheld.plan.scenario import handheld_curves, handheld_metrics
+from labkit.scenarios.vehicle.plan.scenario import (
     VEHICLE_LAYOUTS,
     cameras_and_fps,
     vehicle_frame,
     vehicle_load,
 )
-from labkit.plans.scenarios.wearable import DUTY_STEPS, INTERVALS_MS, ring_split, ring_window
+from labkit.scenarios.wearable.plan.scenario import (
+    DUTY_STEPS,
+    INTERVALS_MS,
+    ring_split,
+    ring_window,
+)
 from labkit.tracks import TRACKS, Track, get_track
 
 __all__ = [

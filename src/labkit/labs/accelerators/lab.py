@@ -21,35 +21,16 @@ from labkit.core.format import (
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.info import INFO
-from labkit.labs.accelerators.part_a import PartALM
-from labkit.labs.accelerators.part_a_cnn import PartACNN
-from labkit.labs.accelerators.part_b_fleet import PartBFleet
-from labkit.labs.accelerators.part_b_handheld import PartBHandheld
-from labkit.labs.accelerators.part_b_vehicle import PartBVehicle
-from labkit.labs.accelerators.part_b_wearable import PartBWearable
-from labkit.labs.accelerators.part_c_fleet import PartCFleet
-from labkit.labs.accelerators.part_c_handheld import PartCHandheld
-from labkit.labs.accelerators.part_c_vehicle import PartCVehicle
-from labkit.labs.accelerators.part_c_wearable import PartCWearable
 from labkit.labs.accelerators.part_d import PartD
 from labkit.labs.accelerators.part_d_spec import constraint_label, ratio_text
+from labkit.labs.accelerators.scenario_views import views
 from labkit.labs.inference_economy.info import INFO as LAB1
 from labkit.labs.session import LabBase
-from labkit.plans.design import SCENARIOS, DesignCheck, design_check, fleet_users, scenario
+from labkit.plans.design import DesignCheck, design_check, scenario
 from labkit.plans.lab2 import PrecisionEffect, binding_constraint, lab1_precision_effect
 from labkit.plans.serving import counted
-from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.hardware import Hardware
 from labkit.tracks import Track
-
-PART_CLASSES: Mapping[str, Mapping[str, type[Part]]] = {
-    "A": {"fleet": PartALM, "handheld": PartALM, "wearable": PartACNN, "vehicle": PartACNN},
-    "B": {"fleet": PartBFleet, "handheld": PartBHandheld, "wearable": PartBWearable,
-          "vehicle": PartBVehicle},
-    "C": {"fleet": PartCFleet, "handheld": PartCHandheld, "wearable": PartCWearable,
-          "vehicle": PartCVehicle},
-    "D": {sc: PartD for sc in SCENARIOS},
-}
-
 
 # -- the lab --------------------------------------------------------------------------------------
 
@@ -68,7 +49,8 @@ class Lab(LabBase[Part]):
         self.scenario = scenario(self.track)
 
     def _part_class(self, letter: str) -> type[Part]:
-        return PART_CLASSES[letter][self.scenario]
+        """Part D is shared; Parts A-C are the scenario's (its folder's views)."""
+        return PartD if letter == "D" else views(self.scenario).parts[letter]
 
     def check(self, config: Mapping[str, object]) -> DesignCheck:
         """:func:`design_check` for this lab's track."""
@@ -81,18 +63,7 @@ class Lab(LabBase[Part]):
                 f"{hw.default_precision}; machine balance {fmt(hw.arithmetic_intensity)} FLOP/B")
 
     def _stakeholder_question(self) -> str:
-        tr = self.track
-        hw = get_hardware(tr.hardware_id)
-        return {
-            "fleet": f"How many {hw.name} devices do {fleet_users(tr):,} live conversations need, "
-                     "which axis sets that number, and how should each replica be sharded?",
-            "handheld": "Where does the phone's time go per token, what limits a longer "
-                        "conversation, and when should a request go to the cloud instead?",
-            "wearable": "Is the spotter compute- or memory-bound, how often can it listen on "
-                        "this battery, and should the ring hand work to the phone?",
-            "vehicle": "How much headroom does one SoC have for cameras, and does a second SoC "
-                       "help the hard deadline?",
-        }[self.scenario]
+        return views(self.scenario).question(self.track)
 
     # -- Lab 1 connection, takeaways and ledger ---------------------------------------------
     def lab1_entry(self) -> dict[str, object] | None:
@@ -154,10 +125,8 @@ class Lab(LabBase[Part]):
 
     # -- report and synthesis hooks ------------------------------------------------------------
     def fleet_size(self) -> tuple[int, str] | None:
-        """(devices, basis) of the fleet Part B's card shows (fleet tracks; None for
-        others): with prefill and the utilisation cap when Part B could count them."""
-        if self.scenario != "fleet":
-            return None
+        """(devices, basis) of the fleet Part B's card shows (None where Part B sizes no
+        fleet): with prefill and the utilisation cap when Part B could count them."""
         r = self.part("B").results
         n = r.get("fleet_devices")
         if not isinstance(n, int | float):

@@ -19,13 +19,12 @@ from labkit.labs.accelerators.part_d_spec import (
     checkpoint_spec,
     constraint_label,
     fallback_fix,
-    hook_text,
     next_precision,
     objective_label,
     precision_sentence,
-    prediction_spec,
     ratio_text,
 )
+from labkit.labs.accelerators.scenario_views import views
 from labkit.labs.common import (
     CheckSpec,
     Spec,
@@ -46,7 +45,6 @@ from labkit.plans.design import (
     scenario_for,
 )
 from labkit.plans.lab2 import binding_constraint
-from labkit.plans.scenarios import Fleet
 from labkit.ui.charts import lin_top
 
 __all__ = ["CONSTRAINT_LABELS", "PartD", "constraint_label"]
@@ -75,6 +73,7 @@ class PartD(Part):
         self.levers: dict[str, tuple[str, object] | None] = {}  # failing -> (key, value)
         self.reference = reference_design(tr)
         self.design = scenario_for(tr)
+        self.views = views(self.scenario)
         for key in self.design.design_keys:
             control = self._control(key, d0)
             if control is not None:
@@ -166,7 +165,7 @@ class PartD(Part):
         for name in chk.failed:
             fix = next((t for t in trials if name not in t[3].failed), None)
             if fix is None:
-                out[name] = (fallback_fix(self.scenario, name), None)
+                out[name] = (fallback_fix(self.views.fixes, name), None)
             else:
                 out[name] = (f"{fix[2]} passes it"
                              + (" (and then every constraint passes)" if fix[3].feasible
@@ -195,10 +194,10 @@ class PartD(Part):
         return self.design.answer(self.reference)
 
     def _hook(self) -> str:
-        return hook_text(self.track, self.scenario, self.hw.name)
+        return self.views.part_d_hook(self.track)
 
     def _prediction_spec(self) -> Spec:
-        return prediction_spec(self.track, self.scenario, self.hw.name)
+        return self.views.part_d_prediction(self.track)
 
     def _checkpoint_spec(self) -> CheckSpec:
         return checkpoint_spec(self.design.ranking)
@@ -305,11 +304,7 @@ class PartD(Part):
         closest = ("" if b is None else
                    f"<p>{'Furthest past' if b.fails else 'Closest to'} its limit now: "
                    f"<b>{constraint_label(b.name)}</b>, {lw.esc(ratio_text(b))}.</p>")
-        how = ("the fewest devices over every layout of labkit's parallelism table at every "
-               "precision pair that keeps quality, each checked with prefill on its "
-               "replicas, TTFT and the utilisation cap (ties: lower TPOT)"
-               if isinstance(self.design, Fleet) else
-               "an exhaustive search of the same controls")
+        how = self.views.reference_search
         return ("<p>A design is feasible when every constraint holds at once:</p>"
                 "$$\\text{feasible} = \\bigwedge_i \\left(\\frac{\\text{value}_i}"
                 "{\\text{limit}_i} \\le 1\\right)$$" + closest
@@ -356,7 +351,7 @@ class PartD(Part):
                   else f" (labkit's fewest: {fmt_count(r['min_devices'])})")
         rented = self.per_device_day is not None
         obj = r["objective"]
-        return (f"Design: your {self.scenario} design {st} with {fmt_count(r['devices'])} "
+        return (f"Design: your {self.design.label} design {st} with {fmt_count(r['devices'])} "
                 f"device(s){fewest}; "
                 f"{objective_label(rented, obj['name'], self.design.objective_basis)} "
                 f"{fmt_amount(obj['value'], self.unit)}.")

@@ -5,25 +5,18 @@ Every number here is formatted from a computed value or a constant the check use
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from labkit import ui as lw
-from labkit.core.format import fmt, fmt_amount, fmt_bytes, fmt_count, fmt_pct, fmt_time
+from labkit.core.format import fmt, fmt_amount, fmt_bytes, fmt_time
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import feedback_map
-from labkit.labs.common import CheckSpec, Spec
+from labkit.labs.common import CheckSpec
 from labkit.plans.design import (
-    CONTEXT_BUCKETS,
-    DEVICE_BUCKETS,
-    DUTY_BUCKETS,
     OFF_SCALE,
     PrecisionChange,
     ReferenceDesign,
-    fleet_users,
 )
 from labkit.plans.lab2 import BindingConstraint
-from labkit.plans.scenarios.common import CONTEXT_ABOVE, DEVICES_ABOVE, context_tokens
-from labkit.tracks import Track
 
 CONSTRAINT_TITLES = {
     "layout": "Not a possible layout", "memory": "Out of memory (OOM)",
@@ -50,14 +43,6 @@ CONSTRAINT_FIX = {
     "throughput": "spread the load over a second SoC", "socs": "use the SoCs the board has",
     "utilisation": "more replicas (DP), or faster prefill and steps per replica (TP, CP)",
 }
-# where a scenario has other levers than the fleet's (one phone has no TP, PP, CP or DP;
-# a vehicle's SoCs split cameras or the model, not tensors)
-SCENARIO_FIX = {
-    ("handheld", "memory"): "lower the weight or KV precision, or serve shorter conversations",
-    ("handheld", "tpot"): "lower the weight or KV precision, or serve shorter conversations",
-    ("handheld", "energy"): "lower the weight or KV precision, or serve shorter conversations",
-    ("vehicle", "memory"): "lower the weight precision, or split the cameras over two SoCs",
-}
 # what the student reads for a constraint (never its id)
 CONSTRAINT_LABELS = {
     "layout": "layout", "memory": "memory", "tpot": "TPOT", "ttft": "TTFT",
@@ -73,9 +58,10 @@ def constraint_label(name: str) -> str:
     return CONSTRAINT_LABELS.get(name, name.replace("_", " "))
 
 
-def fallback_fix(scenario: str, name: str) -> str:
-    """The hint when no single control passes a constraint (it names no control)."""
-    return NO_SINGLE_FIX + (SCENARIO_FIX.get((scenario, name))
+def fallback_fix(fixes: Mapping[str, str], name: str) -> str:
+    """The hint when no single control passes a constraint (it names no control):
+    the scenario's own words for it (``fixes``, its views'), else the generic ones."""
+    return NO_SINGLE_FIX + (fixes.get(name)
                             or CONSTRAINT_FIX.get(name, "change more than one setting"))
 
 
@@ -97,58 +83,6 @@ def objective_label(rented: bool, name: str, basis: str = "") -> str:
     if rented:
         return f"{name} (provisioned)"
     return f"{name} ({basis})" if basis else name
-
-
-def hook_text(tr: Track, scenario: str, hw_name: str) -> str:
-    """What Part D asks of the track (its numbers from the track's fields)."""
-    if scenario == "fleet":
-        ttft = ("" if tr.ttft_slo_s is None
-                else f", first token within {fmt_time(tr.ttft_slo_s)}")
-        return (f"The target: {fleet_users(tr):,} concurrent conversations at "
-                f"{context_tokens(tr):,} tokens, TPOT within {fmt_time(tr.slo_s)}{ttft}, each "
-                f"request's prefill on the same replicas and every replica at most "
-                f"{fmt_pct(tr.max_utilisation)} busy, quality loss within "
-                f"{fmt_count(tr.max_quality_loss_pct)} point(s), inside {tr.budget_text}/day. "
-                f"Meet it with the fewest {hw_name} devices.")
-    if scenario == "handheld":
-        return (f"Serve {context_tokens(tr):,}-token conversations on the phone "
-                "within its memory, TPOT, TTFT, quality and battery budgets, spending as "
-                "little energy as possible.")
-    if scenario == "wearable":
-        return ("Listen as often as the ring can afford: every constraint (flash, SRAM, "
-                "deadline, accuracy, energy, coverage, link) at once, with the highest "
-                "duty.")
-    return ("Never miss a frame: deadline, throughput, memory, accuracy and energy at "
-            "once, with the fewest SoCs.")
-
-
-def prediction_spec(tr: Track, scenario: str, hw_name: str) -> Spec:
-    """Part D's prediction: the question and its options (bucket labels of the check)."""
-    if scenario == "fleet":
-        ttft = "" if tr.ttft_slo_s is None else f", first token within {fmt_time(tr.ttft_slo_s)}"
-        q = (f"{lw.esc(tr.label)}: {fleet_users(tr):,} users at {context_tokens(tr):,} tokens "
-             f"within {fmt_time(tr.slo_s)} per token{ttft}, prefill on the same replicas, "
-             f"replicas at most {fmt_pct(tr.max_utilisation)} busy, inside the budget, at "
-             f"any precision that keeps quality. How many {lw.esc(hw_name)} devices does "
-             "the smallest design need?")
-        labels = [b for _, b in DEVICE_BUCKETS] + [DEVICES_ABOVE]
-        return q, [(f"{lab} devices" if lab[0].isdigit() else lab.capitalize(), lab)
-                   for lab in labels] + [("No design fits the budget", "none fits")]
-    if scenario == "handheld":
-        q = (f"{lw.esc(tr.label)}: at any precision that keeps quality, what is the "
-             "longest conversation the phone can serve within memory, TPOT, TTFT and the "
-             "battery budget?")
-        return q, [(lab, lab) for lab in
-                   [b for _, b in CONTEXT_BUCKETS] + [CONTEXT_ABOVE, "none fits"]]
-    if scenario == "wearable":
-        q = (f"{lw.esc(tr.label)}: using any precision, cut point and BLE interval, what "
-             "share of the windows can the ring afford to process within every "
-             "constraint?")
-        return q, [(lab, lab) for lab in
-                   ["every window", *[b for _, b in reversed(DUTY_BUCKETS)], "none fits"]]
-    q = (f"{lw.esc(tr.label)}: with any precision and layout, how many SoCs does the "
-         "smallest design that meets every constraint use?")
-    return q, [("One SoC", "1"), ("Two SoCs", "2"), ("None fits", "none fits")]
 
 
 def checkpoint_spec(ranking: str) -> CheckSpec:

@@ -1,5 +1,5 @@
-"""Lab 1's identity (:class:`~labkit.labs.info.LabInfo`): id, title, time, objectives (the
-language-model tracks share ``"*"``; the ring and the robotaxi have their own), part titles
+"""Lab 1's identity (:class:`~labkit.labs.info.LabInfo`): id, title, time, objectives (``"*"``;
+a scenario with its own has them in its folder's ``about.py``), part titles
 and report files -- read by the lab's widgets and by its nbgrader spec
 (``course/labs/lab1.py``). The module constants are aliases of :data:`INFO`'s fields."""
 
@@ -31,30 +31,6 @@ INFO = LabInfo(
             "from habit.",
             "Defend a release plan against every guardrail -- memory, SLO, quality and cost "
             "-- and name the one that binds.",
-        ),
-        "wearable": (
-            "Split one audio window's work into the input pass through the model and the "
-            "short pass that slides the window buffer and writes the decision, and say "
-            "which one takes most of the window's time.",
-            "Find when the energy of listening all day overtakes the one-time energy of "
-            "personalising the model, in mWh.",
-            "Compute how many audio windows fit in SRAM while the weights stay in flash.",
-            "Decide whether batching windows that arrive on a fixed clock can ever meet the "
-            "detection deadline.",
-            "Defend a listening plan against every guardrail -- memory, deadline, accuracy "
-            "and energy -- and name the one that binds.",
-        ),
-        "vehicle": (
-            "Measure one camera frame's input pass through the model on the SoC, and how "
-            "much of the hard deadline it uses.",
-            "Compare a year of perception energy with the one-time energy of validating a "
-            "release, in Wh.",
-            "Compute how many camera frames fit in flight in the SoC's memory beside the "
-            "weights.",
-            "Find the largest batch of frames from unsynchronised cameras that still meets "
-            "the hard deadline.",
-            "Defend a perception plan against every guardrail -- memory, deadline, accuracy "
-            "and energy -- and name the one that binds.",
         ),
     },
     report_md="labkit_report.md",

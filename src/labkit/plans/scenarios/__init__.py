@@ -1,5 +1,7 @@
 """Deployment scenarios as types: one :class:`Scenario` subclass per kind of deployment,
-held in an ordered :data:`REGISTRY` (the first that applies to a track wins).
+held in an ordered :data:`REGISTRY` (the first that applies to a track wins). Each lives in
+its own folder, ``labkit/scenarios/<id>/plan/scenario.py`` (:mod:`labkit.scenarios`), and
+the registry finds them there on first use.
 
     from labkit.plans.scenarios import REGISTRY, scenario_for
     scenario_for(get_track("cloud_fleet")).id      # 'fleet'
@@ -12,6 +14,7 @@ existing id to take precedence); :func:`labkit.plans.design.design_check` and
 
 from __future__ import annotations
 
+from labkit import scenarios as folders
 from labkit.plans.scenarios.base import (
     OFF_SCALE,
     Config,
@@ -26,20 +29,28 @@ from labkit.plans.scenarios.base import (
     Scenario,
     ScenarioRegistry,
 )
-from labkit.plans.scenarios.fleet import Fleet
-from labkit.plans.scenarios.handheld import Handheld
-from labkit.plans.scenarios.vehicle import Vehicle
-from labkit.plans.scenarios.wearable import Wearable
 from labkit.tracks import Track
 
 __all__ = [
     "OFF_SCALE", "REGISTRY", "Config", "ConfigValue", "Constraint", "DesignCheck",
-    "Evaluation", "Fleet", "Handheld", "MetricValue", "Metrics", "Objective",
-    "ReferenceDesign", "Scenario", "ScenarioRegistry", "Vehicle", "Wearable", "register",
-    "scenario_for", "unregister",
+    "Evaluation", "MetricValue", "Metrics", "Objective", "ReferenceDesign", "Scenario",
+    "ScenarioRegistry", "register", "scenario_for", "unregister",
 ]
 
-REGISTRY = ScenarioRegistry([Fleet(), Handheld(), Wearable(), Vehicle()])
+def _found() -> list[Scenario]:
+    """Every scenario folder's ``plan/scenario.py`` ``SCENARIO`` (see :mod:`labkit.scenarios`);
+    a folder's name is its scenario's id."""
+    out = []
+    for sid in folders.ids():
+        sc = folders.piece(sid, "plan.scenario").SCENARIO
+        if sc.id != sid:
+            raise ValueError(f"scenario folder {sid!r} holds scenario {sc.id!r}: the folder "
+                             "is named after its scenario's id")
+        out.append(sc)
+    return out
+
+
+REGISTRY = ScenarioRegistry(load=_found)
 
 
 def register(scenario: Scenario, *, before: str | None = None) -> Scenario:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast
 
@@ -238,6 +238,8 @@ class Scenario(ABC):
     design_keys: ClassVar[tuple[str, ...]]
     #: the first feasible design of a :meth:`grid` group is the group's best (skip the rest)
     first_feasible_is_best: ClassVar[bool] = False
+    #: the registry asks scenarios whether they apply in this order (lowest first)
+    order: ClassVar[int] = 100
 
     @abstractmethod
     def applies_to(self, track: Track) -> bool:
@@ -351,15 +353,32 @@ class Scenario(ABC):
 
 
 class ScenarioRegistry(Mapping[str, Scenario]):
-    """Scenarios by id, in order; :meth:`for_track` picks the first that applies."""
+    """Scenarios by id, in order; :meth:`for_track` picks the first that applies.
 
-    def __init__(self, scenarios: Sequence[Scenario] = ()) -> None:
+    ``load`` (optional) returns the scenarios to start with; it is called on first use, so
+    a scenario module may import this package without a cycle at import time."""
+
+    def __init__(self, scenarios: Sequence[Scenario] = (),
+                 load: Callable[[], Sequence[Scenario]] | None = None) -> None:
         self._items: dict[str, Scenario] = {}
+        self._load = load
         for sc in scenarios:
             self.register(sc)
 
+    def _items_loaded(self) -> dict[str, Scenario]:
+        if self._load is not None:
+            load, self._load = self._load, None
+            found = sorted(load(), key=lambda sc: sc.order)
+            for sc in found:
+                self._add(sc, None)
+        return self._items
+
     def register(self, scenario: Scenario, *, before: str | None = None) -> Scenario:
         """Add ``scenario`` (last, or ahead of the scenario ``before``); returns it."""
+        self._items_loaded()
+        return self._add(scenario, before)
+
+    def _add(self, scenario: Scenario, before: str | None) -> Scenario:
         if not isinstance(scenario, Scenario):
             raise ValueError(f"scenario must be a Scenario instance, got {scenario!r}")
         if scenario.id in self._items:
@@ -376,23 +395,23 @@ class ScenarioRegistry(Mapping[str, Scenario]):
         return scenario
 
     def unregister(self, scenario_id: str) -> Scenario:
-        if scenario_id not in self._items:
+        items = self._items_loaded()
+        if scenario_id not in items:
             raise ValueError(f"no scenario {scenario_id!r}; registered: {', '.join(self)}")
-        return self._items.pop(scenario_id)
+        return items.pop(scenario_id)
 
     def for_track(self, track: Track) -> Scenario:
-        for sc in self._items.values():
+        for sc in self._items_loaded().values():
             if sc.applies_to(track):
                 return sc
         raise ValueError(f"no scenario applies to track {track.id!r} "
                          f"(registered: {', '.join(self)})")
 
     def __getitem__(self, key: str) -> Scenario:
-        return self._items[key]
+        return self._items_loaded()[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        return iter(self._items_loaded())
 
     def __len__(self) -> int:
-        return len(self._items)
-
+        return len(self._items_loaded())

@@ -136,3 +136,8 @@ def slo_tpot(cls: str) -> float:
 def active_seconds(tr: Track) -> float:
     """Seconds per day the track's device is active."""
     return tr.active_hours_per_day * SECONDS_PER_HOUR
+
+
+def requests_per_day(tr: Track) -> float:
+    """Inferences a day at the track's demand over its active hours (1/s x s)."""
+    return tr.demand_rate_per_s * active_seconds(tr)

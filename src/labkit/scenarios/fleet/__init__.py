@@ -1,0 +1,1 @@
+"""The fleet deployment scenario (see :mod:`labkit.scenarios`)."""

@@ -1,0 +1,1 @@
+"""The fleet scenario's plan: its design check (:mod:`.scenario`) and computations."""

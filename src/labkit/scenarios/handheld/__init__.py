@@ -1,0 +1,1 @@
+"""The handheld deployment scenario (see :mod:`labkit.scenarios`)."""

@@ -1,0 +1,1 @@
+"""The handheld scenario's plan: its design check (:mod:`.scenario`) and computations."""

@@ -1,0 +1,1 @@
+"""The vehicle deployment scenario (see :mod:`labkit.scenarios`)."""

@@ -1,0 +1,1 @@
+"""The wearable deployment scenario (see :mod:`labkit.scenarios`)."""

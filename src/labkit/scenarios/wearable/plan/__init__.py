@@ -1,0 +1,1 @@
+"""The wearable scenario's plan: its design check (:mod:`.scenario`) and computations."""

@@ -1,0 +1,1 @@
+"""A toy scenario: a ring whose label starts with "Toy" (tests only)."""

@@ -1,0 +1,1 @@
+"""The toy scenario's plan."""
