@@ -1,8 +1,11 @@
 """Checks used by the test cells of the graded notebooks.
 
-Every failure raises ``AssertionError`` with a message written for the student: what was
-checked, what was found, and which part of the lab to revisit. Nothing here knows an
-answer: expected values are computed in the (hidden) test cells themselves.
+Every failure raises :class:`SelfCheckFailed` (an ``AssertionError``) with a message written
+for the student: what was checked, what was found, and which part of the lab to revisit.
+In a notebook the failure shows as that message alone, never a traceback through labkit
+(IPython's ``_render_traceback_`` hook; the cell still fails, so nbgrader and the judge
+see the error). Nothing here knows an answer: expected
+values are computed in the (hidden) test cells themselves.
 
 Every check returns None. nbgrader reads the value a test cell ends with as its partial
 credit (a float above the cell's points crashes ``nbgrader validate`` and the Validate
@@ -17,9 +20,19 @@ from collections.abc import Iterable
 from numbers import Real
 
 
-def _fail(part: str, checked: str, found: str, revisit: str) -> AssertionError:
+class SelfCheckFailed(AssertionError):
+    """A check that failed: its message says what was checked, what was found and what to
+    revisit -- all a student needs, so a notebook shows it without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for it (its hook for exceptions that render themselves): the
+        message alone. The cell still ends in an error output (``ename``, ``evalue``)."""
+        return [f"Self-check failed. {self}"]
+
+
+def _fail(part: str, checked: str, found: str, revisit: str) -> SelfCheckFailed:
     __tracebackhide__ = True
-    return AssertionError(f"Part {part}: {checked} -- {found}. Revisit: {revisit}")
+    return SelfCheckFailed(f"Part {part}: {checked} -- {found}. Revisit: {revisit}")
 
 
 def expect_committed(widget: object, part: str, what: str = "prediction") -> None:

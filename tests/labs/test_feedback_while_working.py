@@ -295,3 +295,23 @@ def test_a_failing_self_check_shows_its_message_and_never_a_traceback(tmp_path):
         assert q.committed and q.check_passed is False
         assert message in q.check_html.value and "Self-check failed" in q.check_html.value
         assert "Traceback" not in q.widget.children[3].value
+
+
+@pytest.mark.parametrize("cell", [
+    'expect_number("answer_A", None, "A")',
+    'expect_number("answer_B", float("nan"), "B")',
+    'expect_choice("answer_C", 3, (0, 2, 4), "C")',
+])
+def test_a_failing_notebook_self_check_is_its_message_alone(shell, cell):
+    """Run All on a blank notebook: each self-check cell fails (the error output nbgrader
+    and the judge read) and shows only the message, not grading.py's frames."""
+    from IPython.utils.capture import capture_output
+
+    shell.run_cell("from labkit.grading import expect_choice, expect_number\n")
+    with capture_output() as cap:
+        result = shell.run_cell(f"{cell}\n")
+    text = cap.stdout + cap.stderr + "".join(str(o.data) for o in cap.outputs)
+    assert isinstance(result.error_in_exec, AssertionError)     # still a failed cell
+    assert f"Part {cell.split(', ')[-1][1]}: `answer_" in text and "Revisit:" in text
+    assert "Traceback" not in text and "grading.py" not in text
+    assert "__tracebackhide__" not in text and "_fail(" not in text
