@@ -1,6 +1,6 @@
 """Checks used by the test cells of the graded notebooks.
 
-Every failure raises :class:`SelfCheckFailed` (an ``AssertionError``) with a message written
+Every failure raises :class:`SelfCheckError` (an ``AssertionError``) with a message written
 for the student: what was checked, what was found, and which part of the lab to revisit.
 In a notebook the failure shows as that message alone, never a traceback through labkit
 (IPython's ``_render_traceback_`` hook; the cell still fails, so nbgrader and the judge
@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from numbers import Real
 
 
-class SelfCheckFailed(AssertionError):
+class SelfCheckError(AssertionError):
     """A check that failed: its message says what was checked, what was found and what to
     revisit -- all a student needs, so a notebook shows it without a traceback."""
 
@@ -30,9 +30,9 @@ class SelfCheckFailed(AssertionError):
         return [f"Self-check failed. {self}"]
 
 
-def _fail(part: str, checked: str, found: str, revisit: str) -> SelfCheckFailed:
+def _fail(part: str, checked: str, found: str, revisit: str) -> SelfCheckError:
     __tracebackhide__ = True
-    return SelfCheckFailed(f"Part {part}: {checked} -- {found}. Revisit: {revisit}")
+    return SelfCheckError(f"Part {part}: {checked} -- {found}. Revisit: {revisit}")
 
 
 def expect_committed(widget: object, part: str, what: str = "prediction") -> None:

@@ -15,6 +15,7 @@ import pytest
 from labkit.core.answers import AnswerStore
 from labkit.labs.accelerators import Lab
 from labkit.physics import roofline as rf
+from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.tracks import TRACKS
 
 LM_TRACKS = [t for t, tr in TRACKS.items() if tr.is_transformer]
@@ -91,11 +92,9 @@ def _check_lm_peek(body: str, where: object) -> int:
     if b.group(4):
         got = got / Iv.of(b.group(4))
     assert got.meets(Iv.of(b.group(5))), (where, "B*", b.group(0))
-    ls = re.search(r"L\^\*_\{\\text\{\w+\}\} = .*?= \\frac\{" + NUM + r"\}\{" + NUM
-                   + r" \\times " + NUM + r"\} = " + NUM + r"\\ \\text\{tokens\}", body)
-    assert ls, where
-    got = Iv.of(ls.group(1)) / (Iv.of(ls.group(2)) * Iv.of(ls.group(3)))
-    assert got.meets(Iv.of(ls.group(4))), (where, "L*", ls.group(0))
+    n2, ai, kv, ls = _l_star_terms(body)
+    got = Iv.of(n2) / (Iv.of(ai) * Iv.of(kv))
+    assert got.meets(Iv.of(ls)), (where, "L*", n2, ai, kv, ls)
     step = re.search(r"t_\{\\text\{step\}\} = [^=]+ = ([^=]+) = " + NUM + r"\\ \\text\{ms\}",
                      body)
     assert step, where
@@ -121,6 +120,14 @@ def _check_lm_peek(body: str, where: object) -> int:
     else:
         assert "(no knee)" in body, where
     return n
+
+
+def _l_star_terms(body: str) -> tuple[str, str, str, str]:
+    """The L* equation's printed 2N, AI, KV bytes per token and result."""
+    ls = re.search(r"L\^\*_\{\\text\{\w+\}\} = .*?= \\frac\{" + NUM + r"\}\{" + NUM
+                   + r" \\times " + NUM + r"\} = " + NUM + r"\\ \\text\{tokens\}", body)
+    assert ls, body[:200]
+    return ls.group(1), ls.group(2), ls.group(3), ls.group(4)
 
 
 def _points(part):
@@ -288,3 +295,18 @@ def test_every_cnn_hint_names_a_control_that_alone_fixes_it(lab, track):
                 c[f.control].value = f.value
                 assert not part.callouts[name].active, (track, name, f)
                 c["weight_bits"].value, c["batch"].value = wb, batch
+
+
+@pytest.mark.parametrize("track", LM_TRACKS)
+def test_the_l_star_peek_prints_the_one_kv_bytes_per_token(lab, track):
+    """Every term the L* peek prints is the quantity it names, not one derived back from
+    a rounded neighbour (the KV term once read 327,728 B, the AI-rounded quotient, beside
+    the 327,680 B every other view prints): its KV bytes per token is the physics', on a
+    grid of modes and KV precisions."""
+    part = lab(track).part("A")
+    for mode, kv in itertools.product(("peak", "achievable"), (16, 8, 4)):
+        part.controls["mode"].value, part.controls["kv_bits"].value = mode, kv
+        _, _, kv_txt, _ = _l_star_terms(part.math.body)
+        want = kv_bytes_per_token(part.model, kv)
+        got = Iv.of(kv_txt)
+        assert got.lo <= want <= got.hi, (track, mode, kv, kv_txt, want)

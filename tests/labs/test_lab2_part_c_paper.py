@@ -10,7 +10,7 @@ import re
 import pytest
 
 from labkit.core.answers import AnswerStore
-from labkit.core.format import fmt_time, format_bytes
+from labkit.core.format import counted, fmt_time, format_bytes
 from labkit.labs.accelerators import Lab
 from labkit.physics.parallelism import (
     PP_BUBBLE_STOP,
@@ -137,7 +137,7 @@ def test_stop_rules_follow_the_physics_over_a_grid(lab, track):
                     assert part.callouts["pp_bubble"].active == want.pp_stop
                     assert part.callouts["dp_critical"].active == want.dp_stop
                     rules = part.callouts["stop_rules"].detail
-                    assert f"{c.batch_per_replica:,} sequence(s)" in rules
+                    assert counted(c.batch_per_replica, "sequence") in rules
                     assert f"B* ≈ {b_star:,.0f}" in rules
                     if pp > 1:
                         assert f"{want.bubble:.1%}" in rules

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from labkit.core.answers import AnswerStore
-from labkit.core.format import fmt_count
+from labkit.core.format import counted, fmt_count
 from labkit.labs.accelerators import Lab
 from labkit.labs.accelerators.part_d_spec import constraint_label
 from labkit.plans import design
@@ -152,7 +152,7 @@ def test_the_synthesis_carries_the_part_cards_numbers(make_lab, track):
     b = binding_constraint(chk.constraints)
     lead = "Furthest past its limit" if b.fails else "Closest to its limit"
     assert f"{lead}: {constraint_label(b.name)}" in " ".join(facts)
-    assert f"{fmt_count(chk.devices)} device(s)" in " ".join(facts)
+    assert counted(chk.devices, "device") in " ".join(facts)
     assert "Numbers to carry into the memo" in html
 
 

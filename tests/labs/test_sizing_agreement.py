@@ -45,7 +45,7 @@ def _card(part, label: str) -> str:
 
 
 def _lab1_devices(d) -> int:
-    m = re.search(r"([\d,]+) device\(s\) in total", d.readout.value)
+    m = re.search(r"([\d,]+) devices? in total", d.readout.value)
     assert m
     return int(m.group(1).replace(",", ""))
 

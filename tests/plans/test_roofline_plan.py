@@ -11,6 +11,7 @@ import pytest
 
 from labkit.core.grids import PRECISIONS, pow2
 from labkit.physics import roofline as rf
+from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.phases import cnn_inference_time
 from labkit.plans import roofline as pr
 from labkit.plans.roofline import FIT_BASIS
@@ -79,6 +80,11 @@ def test_a_point_is_one_model_of_the_step(track, batch, ctx, mode):
         assert eq.result == pytest.approx(pr._combine(eq.op, eq.terms), rel=1e-12)
     assert v.equations["b_star"].result == pytest.approx(v.balance.b_star, rel=1e-12)
     assert v.equations["l_star"].result == pytest.approx(v.balance.l_star, rel=1e-12)
+    # one KV bytes per token: the physics' own, and the one the L* equation divides by
+    kv = v.equations["kv_bpt"]
+    assert kv.result == kv_bytes_per_token(v.model, v.kv_bits)
+    assert v.equations["l_star"].terms[1] == pytest.approx(
+        v.equations["ai"].result * kv.result, rel=1e-12)
     assert v.equations["step"].result == pytest.approx(v.step_s * 1e3, rel=1e-12)
     if v.knee_batch is not None:
         assert v.equations["knee"].result == pytest.approx(v.knee_batch, rel=1e-9)

@@ -15,6 +15,7 @@ module, so a value reads the same wherever a student meets it.
 :func:`fmt_energy`       joules -> µJ | mJ | J | mWh | Wh | kWh
 :func:`fmt_pct`          a fraction as a percentage: 0.123 -> ``12.3%``
 :func:`fmt_tokens`       a token count in binary thousands: 4096 -> ``4k``
+:func:`counted`          a count and its noun, singular or plural: ``1 device``, ``4 devices``
 :func:`tex_num`          a number for LaTeX: ``8.64\\times10^{6}``, ``250{,}000``
 :func:`d3_format`        what a chart's axis shows for a tick: a d3-format spec as bqplot's
                          ``tick_format`` (``".3~s"``: 2000 -> ``2k``)
@@ -233,6 +234,14 @@ def tex_num(x: float | None) -> str:
 def format_bytes(n: float | None) -> str:
     """:func:`fmt_bytes` (the name physics reasons and Lab 1 use)."""
     return fmt_bytes(n)
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """A whole count and its noun in the number the count takes: ``1 device``,
+    ``4 devices``, ``0 sessions`` (``many``: the plural when it is not ``one`` + "s")."""
+    if int(n) != n:
+        raise ValueError(f"n must be a whole count, got {n!r}")
+    return f"{int(n):,} {one if int(n) == 1 else (many or one + 's')}"
 
 
 def fmt_count(x: float | None) -> str:

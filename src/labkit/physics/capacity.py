@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from labkit.core import validation as v
+from labkit.core.format import counted
 from labkit.core.units import bits_to_bytes
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.roofline import Derating, decode_roofline, get_mode, step_weight_params
@@ -245,7 +246,7 @@ def size_deployment(hardware: str | Hardware, model: str | Model, users: int,
                + ("the users' KV" if binding == "kv" else "the TPOT budget"))
     else:
         binding = "kv" if b_kv[i] < b_slo[i] else "slo"
-        why = (f"each replica holds {per_replica[i]} user(s): limited by "
+        why = (f"each replica holds {counted(int(per_replica[i]), 'user')}: limited by "
                + ("KV memory" if binding == "kv" else "the TPOT budget"))
     return Sizing(**base, batch_at_slo=int(b_slo[i]), users_per_replica=int(per_replica[i]),
                   devices_per_replica=dev, replicas=rep, total_devices=dev * rep,

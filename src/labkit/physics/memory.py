@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from labkit.core import validation as v
-from labkit.core.format import format_bytes
+from labkit.core.format import counted, format_bytes
 from labkit.core.units import bits_to_bytes
 from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device, weight_bytes
 from labkit.registries.hardware import Hardware, get_hardware
@@ -109,14 +109,14 @@ def state_capacity(hardware: str | Hardware, model: str | Model, context_tokens:
     sessions = math.floor(free / per_session) if weights_fit else 0
     if not weights_fit:
         reason = (f"OOM: weights ({format_bytes(weights)}) exceed {location} "
-                  f"({format_bytes(weight_limit)}) on {d} device(s)")
+                  f"({format_bytes(weight_limit)}) on {counted(d, 'device')}")
         free = 0.0 if location == "memory" else free
     elif sessions < 1:
         reason = (f"OOM: weights fit, but one session ({format_bytes(per_session)}) exceeds "
                   f"the {format_bytes(free)} left")
     else:
         where = "in SRAM, weights in flash" if on_flash else "beside the weights"
-        reason = (f"{sessions} session(s) of {format_bytes(per_session)} fit in "
+        reason = (f"{counted(sessions, 'session')} of {format_bytes(per_session)} fit in "
                   f"{format_bytes(free)} {where} ({format_bytes(weights)})")
     return StateCapacity(
         kind=kind, devices=d, context_tokens=ctx_out, memory_bytes=memory,

@@ -306,7 +306,8 @@ def bound_regime(hardware: str | Hardware, model: str | Model, batch: float,
 
 @dataclass(frozen=True)
 class MemoryBudget:
-    """Per-device memory at each swept point, bytes. ``over_budget`` where used > usable."""
+    """Per-device memory at each swept point, bytes. ``capacity_bytes``: usable memory
+    after the serving reserve; ``over_budget`` where used > that capacity."""
 
     weights_bytes: np.ndarray | float
     kv_bytes: np.ndarray | float
@@ -319,12 +320,15 @@ class MemoryBudget:
 
 def memory_budget(hardware: str | Hardware, model: str | Model, context_tokens: object,
                   batch: object = 1, weight_bits: int = 16, kv_bits: int = 16,
-                  tp: int = 1) -> MemoryBudget:
-    """Per-device weights + KV + decode activations against usable memory (vectorised).
+                  tp: int = 1, reserve_fraction: object = 0.0) -> MemoryBudget:
+    """Per-device weights + KV + decode activations against usable x (1 - reserve) bytes
+    (vectorised).
 
     Weights include every expert, the LM head and the input embedding table unless tied
     (all must be resident even if a step does not read them; with ``tp`` devices each
     holds its share). Transient: one step's activations and fp32 logits per sequence.
+    ``reserve_fraction``: the share of memory the serving software keeps back (the same
+    reserve :func:`labkit.physics.memory.state_capacity` keeps).
     """
     hw = get_hardware(hardware)
     m = require_transformer(get_model(model))
@@ -340,7 +344,8 @@ def memory_budget(hardware: str | Hardware, model: str | Model, context_tokens: 
     ffn = m.moe_ffn_dim if m.is_moe else m.ffn_dim
     transient = b * ((4 * m.hidden + 2 * ffn / t) * 2.0 + m.vocab / t * 4.0)
     used = weights + kv + transient
-    cap = hw.usable_memory_bytes
+    reserve = float(v.fraction("reserve_fraction", reserve_fraction, allow_one=False))
+    cap = hw.usable_memory_bytes * (1.0 - reserve)
 
     def out(x: float | np.ndarray) -> np.ndarray | float:
         return float(x) if np.ndim(x) == 0 else x

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labkit.core import validation as v
+from labkit.core.format import counted
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.roofline import balance_context, critical_batch
 from labkit.plans.economy import BUSY, PROVISIONED, event_cost
@@ -152,7 +153,8 @@ def _plan(tr: Track, weight_bits: int, kv_bits: int, demand: float) -> list[Quan
             Quantity("devices", float(plan.total_devices) if plan.feasible else None,
                      "devices", basis),
             Quantity("max_batch_in_memory", float(plan.capacity.max_sessions), "sequences",
-                     f"{where}{plan.devices_per_replica} device(s) per replica")]
+                     f"{where}{counted(plan.devices_per_replica, 'device')} per "
+                     f"{tr.replica_noun}")]
 
 
 def _phases(tr: Track, weight_bits: int, kv_bits: int,

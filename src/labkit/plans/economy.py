@@ -14,14 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.core.format import fmt_amount, fmt_num, fmt_time
+from labkit.core.format import counted, fmt_amount, fmt_num, fmt_time
 from labkit.core.units import DAYS_PER_YEAR, SECONDS_PER_HOUR
 from labkit.physics.batching import POLICY_LABELS
 from labkit.physics.economy import Crossover, cost_crossover
 from labkit.physics.memory import resident_weight_bytes
 from labkit.physics.phases import RequestPhases, cnn_compute_precision, cnn_inference_time
 from labkit.plans.serving import (
-    counted,
     daily_basis,
     release_guardrails,
     serving_plan,
@@ -325,7 +324,8 @@ class TrackEconomy:
             *phase_rows,
             (f"max {tr.state_nouns}", f"{cap['max_sessions']}"),
             ("capacity", str(cap["reason"])),
-            ("plan", f"{pl['policy']}, {replicas}, {pl['total_devices']} device(s)"),
+            ("plan", f"{pl['policy']}, {replicas}, "
+                     f"{counted(int(_number(pl['total_devices']) or 0), 'device')}"),
             ("plan cost per day", money(pl["daily_cost"]) + " (the plan: "
              + POLICY_LABELS.get(str(pl["policy"]), str(pl["policy"])) + "; "
              + str(pl["daily_basis"]) + ")"),

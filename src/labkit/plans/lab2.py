@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from labkit.physics.phases import cnn_inference_time
+from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
 from labkit.physics.roofline import balance_context, critical_batch
 from labkit.plans.scenarios.base import OFF_SCALE, Constraint
 from labkit.registries.hardware import get_hardware
@@ -35,8 +35,11 @@ class PrecisionEffect:
     Transformers: ``b_star`` / ``b_star_base`` (B*, sequences) at ``weight_bits`` / 16-bit,
     and ``l_star`` / ``l_star_base`` (L*, tokens) at ``kv_bits`` / 16-bit when ``kv_bits``
     is given. CNNs: ``flop_per_byte`` / ``flop_per_byte_base`` (one pass at batch 1,
-    FLOP/B) and ``pass_s`` / ``pass_s_base`` (its latency, s). Fields that do not apply
-    are None.
+    FLOP/B) and ``pass_s`` / ``pass_s_base`` (its latency, s), each on its own
+    ``datapath`` / ``datapath_base`` (the compute and activation precision the device runs
+    those weights on, e.g. ``INT8`` / ``FP16``): a CNN's bytes include its activations, so
+    the two figures differ in more than the weights' width, and :attr:`label` /
+    :attr:`base_label` name both precisions. Fields that do not apply are None.
     """
 
     mode: str
@@ -52,6 +55,24 @@ class PrecisionEffect:
     flop_per_byte_base: float | None = None
     pass_s: float | None = None
     pass_s_base: float | None = None
+    datapath: str | None = None
+    datapath_base: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The basis of the Lab 1 figures: ``8-bit weights, INT8 activations`` (a CNN's
+        bytes include its activations) or ``8-bit weights``."""
+        return _basis(self.weight_bits, self.datapath)
+
+    @property
+    def base_label(self) -> str:
+        """The basis of the figures it is compared with, in the same words."""
+        return _basis(self.base_bits, self.datapath_base)
+
+
+def _basis(bits: int, datapath: str | None) -> str:
+    """``{bits}-bit weights`` and, where the bytes include activations, their precision."""
+    return f"{bits}-bit weights" + (f", {datapath} activations" if datapath else "")
 
 
 def lab1_precision_effect(track: str | Track, weight_bits: int,
@@ -62,20 +83,23 @@ def lab1_precision_effect(track: str | Track, weight_bits: int,
     hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
     mode, base = SHELL_MODE, BASE_BITS
     if tr.is_transformer:
-        kw: dict[str, float | None] = {
-            "b_star": float(critical_batch(hw, m, weight_bits, mode=mode)),
-            "b_star_base": float(critical_batch(hw, m, base, mode=mode))}
-        if kv_bits is not None:
-            kw["l_star"] = float(balance_context(hw, m, kv_bits, mode=mode))
-            kw["l_star_base"] = float(balance_context(hw, m, base, mode=mode))
-        return PrecisionEffect(mode, weight_bits, kv_bits, base, True, **kw)
+        return PrecisionEffect(
+            mode, weight_bits, kv_bits, base, True,
+            b_star=float(critical_batch(hw, m, weight_bits, mode=mode)),
+            b_star_base=float(critical_batch(hw, m, base, mode=mode)),
+            l_star=(None if kv_bits is None else
+                    float(balance_context(hw, m, kv_bits, mode=mode))),
+            l_star_base=(None if kv_bits is None else
+                         float(balance_context(hw, m, base, mode=mode))))
     one = cnn_inference_time(hw, m, weight_bits, 1, mode)
     ref = cnn_inference_time(hw, m, base, 1, mode)
     return PrecisionEffect(
         mode, weight_bits, None, base, False,
         flop_per_byte=float(one.flops / one.bytes_moved),
         flop_per_byte_base=float(ref.flops / ref.bytes_moved),
-        pass_s=float(one.latency_s), pass_s_base=float(ref.latency_s))
+        pass_s=float(one.latency_s), pass_s_base=float(ref.latency_s),
+        datapath=cnn_compute_precision(hw, weight_bits).upper(),
+        datapath_base=cnn_compute_precision(hw, base).upper())
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,11 @@ Units are in the field names (``*_s`` seconds, ``*_bytes`` bytes); B* (sequences
 * :func:`decode_view` -- one operating point (:class:`DecodeView`): the step's terms in
   both modes, shares, knee, doubling saving, memory, the serving batch 2B*, the batching
   gain capped at the largest batch that fits, the regime row chosen by the computed terms
-  and the math peek's equations (:class:`Equation`, result = the printed terms' sum etc.).
+  and the math peek's equations (:class:`Equation`, result = the printed terms' sum etc.;
+  ``kv_bpt`` is the one KV bytes per token the L* peek prints, never one derived back
+  from a rounded AI).
+* :func:`max_batch_in_memory` -- the largest batch memory holds after the serving
+  reserve (:func:`fit_basis` names the basis a view counts it on).
 * :func:`batch_sweep`, :func:`context_sweep`, :func:`gain_sweep` -- the charts' sweeps.
 * :func:`cnn_view` -- one CNN pass on the classic roofline (:class:`CnnView`), its roofs
   and the intensity sweep; :func:`precision_floor` -- why a narrower width is no faster.
@@ -23,9 +27,8 @@ from typing import cast
 
 import numpy as np
 
-from labkit.core.format import fmt_count
+from labkit.core.format import fmt_count, fmt_pct
 from labkit.core.units import bits_to_bytes
-from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.phases import CnnRoofline as CnnRoofline
 from labkit.physics.phases import cnn_inference_time
 from labkit.physics.roofline import EXTREME_CONTEXT as EXTREME_CONTEXT
@@ -108,8 +111,28 @@ class Equation:
 
 FIT_BASIS = ("the largest batch the slider offers that fits all usable memory (no serving "
              "reserve)")
-"""How Part A's memory fit is counted (weights + KV + activations in every usable byte;
-Lab 1's session count keeps the track's memory reserve, so it holds fewer)."""
+"""How Part A's memory fit is counted when it keeps no reserve (weights + KV + activations
+in every usable byte); :func:`fit_basis` names the reserve when there is one."""
+
+
+def fit_basis(reserve_fraction: float) -> str:
+    """The memory fit's basis in words: all usable memory, or what is left after the
+    serving reserve Lab 1 keeps (``reserve_fraction``, a fraction)."""
+    if reserve_fraction <= 0:
+        return FIT_BASIS
+    return ("the largest batch the slider offers that fits usable memory after the "
+            f"{fmt_pct(reserve_fraction, sig=2)} serving reserve Lab 1 keeps")
+
+
+def max_batch_in_memory(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
+                        reserve_fraction: float = 0.0) -> int:
+    """B_max = floor((usable x (1 - reserve) - weights) / (KV + transient of one
+    sequence)), sequences per device (0 when not even the weights fit): the largest
+    whole batch :func:`~labkit.physics.roofline.memory_budget` holds at ``ctx`` tokens."""
+    one = memory_budget(hw, m, ctx, 1, wb, kb, tp, reserve_fraction)
+    per_seq = float(one.kv_bytes) + float(one.transient_bytes)
+    free = float(one.capacity_bytes) - float(one.weights_bytes)
+    return max(0, int(free // per_seq))
 
 
 def _combine(op: str, t: Sequence[float]) -> float:
@@ -148,6 +171,7 @@ class BatchingGain:
     gain: float
     capped: bool
     analytic: bool
+    reserve_fraction: float = 0.0
 
     @property
     def label(self) -> str:
@@ -157,7 +181,7 @@ class BatchingGain:
         span = f"B = {fmt_count(GAIN_FROM_BATCH)} → {fmt_count(self.batch_to)}"
         if self.analytic:
             return f"{span} (analytic: memory not modelled, as §5.1)"
-        return f"{span}, {FIT_BASIS}" if self.capped else span
+        return f"{span}, {fit_basis(self.reserve_fraction)}" if self.capped else span
 
 
 @dataclass(frozen=True)
@@ -342,35 +366,36 @@ def _levers(batch: int, fits_larger: bool, serving_fits: bool, lower_kv: bool,
 
 
 def _largest_fit(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
-                 options: Sequence[int], analytic: bool) -> int | None:
+                 options: Sequence[int], analytic: bool, reserve: float) -> int | None:
     """The largest batch option that fits memory at ``ctx`` (the largest option when
     ``analytic``: memory not modelled); None when not even the smallest fits."""
     if analytic:
         return max(options)
-    over = np.asarray(memory_budget(hw, m, ctx, np.asarray(options, float), wb, kb, tp)
-                      .over_budget, dtype=bool)
+    over = np.asarray(memory_budget(hw, m, ctx, np.asarray(options, float), wb, kb, tp,
+                                    reserve).over_budget, dtype=bool)
     ok = [b for b, f in zip(options, over, strict=True) if not f]
     return max(ok) if ok else None
 
 
 def _gain(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str,
-          top: int, to: int | None, analytic: bool) -> BatchingGain:
+          top: int, to: int | None, analytic: bool, reserve: float) -> BatchingGain:
     """Per-token gain from B = 1 to ``to``, the largest batch option that fits."""
     if to is None:
-        return BatchingGain(ctx, None, top, float("nan"), True, analytic)
+        return BatchingGain(ctx, None, top, float("nan"), True, analytic, reserve)
     r = decode_roofline(hw, m, np.asarray([GAIN_FROM_BATCH, to], dtype=float), ctx, wb, kb,
                         tp=tp, mode=mode)
     t = np.asarray(r.per_token_s)
-    return BatchingGain(ctx, to, top, float(t[0] / t[1]), to < top, analytic)
+    return BatchingGain(ctx, to, top, float(t[0] / t[1]), to < top, analytic, reserve)
 
 
 def _serving(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str,
-             big: int | None, analytic: bool, floor: float) -> ServingPoint:
+             big: int | None, analytic: bool, floor: float, reserve: float) -> ServingPoint:
     sb = serving_batch(hw, m, wb, mode=mode)
     bs = np.asarray([sb / 2, sb, 2 * sb])
     r = decode_roofline(hw, m, bs, ctx, wb, kb, tp=tp, mode=mode)
     fits = (np.ones(3, bool) if analytic else
-            ~np.asarray(memory_budget(hw, m, ctx, bs, wb, kb, tp).over_budget, dtype=bool))
+            ~np.asarray(memory_budget(hw, m, ctx, bs, wb, kb, tp, reserve).over_budget,
+                        dtype=bool))
     big_t = (None if big is None else
              float(decode_roofline(hw, m, big, ctx, wb, kb, tp=tp, mode=mode).per_token_s))
     return ServingPoint(mode, sb, tuple(float(x) for x in np.asarray(r.per_token_s)),
@@ -387,13 +412,17 @@ def _equations(hw: Hardware, m: Model, mode: str, wb: int, kb: int, bal: Balance
     q = d.weight_bandwidth_efficiency(wb) / d.bandwidth_efficiency
     b_terms = [ai, bits_to_bytes(wb), 0.5, m.moe_sparsity if m.is_moe else 1.0, 1.0 / q]
     w, k, o = shares
+    # KV bytes per token: elements per token x bytes each, as kv_bytes_per_token defines it
+    kv_bpt = equation("kv_bpt", [float(m.kv_elements_per_token), bits_to_bytes(kb)],
+                      "product", "B")
     eqs = {
         "ai": equation("AI", [hw.flops() * d.flop_efficiency,
                               hw.memory_bandwidth * d.bandwidth_efficiency], "quotient",
                        "FLOP/byte"),
         "b_star": equation("B*", b_terms, "product", "sequences"),
-        "l_star": equation("L*", [2.0 * m.block_params_active,
-                                  ai * kv_bytes_per_token(m, kb)], "quotient", "tokens"),
+        "kv_bpt": kv_bpt,
+        "l_star": equation("L*", [2.0 * m.block_params_active, ai * kv_bpt.result],
+                           "quotient", "tokens"),
         "step": equation("step", [t.step_s * 1e3 for t in v_terms], "sum", "ms"),
         "per_token": equation("per token / compute", [w, 1.0, k] + ([o] if o > 0 else []),
                               "sum"),
@@ -420,26 +449,28 @@ def _one_sequence(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
 def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
                 weight_bits: int, kv_bits: int, tp: int, mode: str, paper: bool = False,
                 batch_options: Sequence[int] = (1,), kv_options: Sequence[int] = (),
-                axes: Sequence[str] = ()) -> DecodeView:
+                axes: Sequence[str] = (), reserve_fraction: float = 0.0) -> DecodeView:
     """Every number Part A shows at one point (see :class:`DecodeView`). ``paper``: the
     paper's single PE (memory not modelled: it holds no batch of the model);
     ``batch_options`` / ``kv_options``: the controls' values; ``axes``: the track's
-    design keys (which later-part levers a regime row may name)."""
+    design keys (which later-part levers a regime row may name); ``reserve_fraction``:
+    the memory the serving software keeps back (the track's, as Lab 1 counts it)."""
     b, ctx, wb, kb = int(batch), int(context_tokens), int(weight_bits), int(kv_bits)
     here = {md: decode_roofline(hw, model, b, ctx, wb, kb, tp=tp, mode=md) for md in MODES}
     bal = balance(hw, model, wb, kb, mode)
-    mem = memory_budget(hw, model, ctx, b, wb, kb, tp)
+    res = float(reserve_fraction)
+    mem = memory_budget(hw, model, ctx, b, wb, kb, tp, res)
     pt = here[mode]
     saving = float(doubling_saving(hw, model, b, ctx, wb, kb, tp, mode))
     c = float(pt.compute_s)
     shares = (float(pt.weight_s) / c, float(pt.kv_s) / c,
               (float(pt.overhead_s) + float(pt.comm_s)) / c)
-    big = _largest_fit(hw, model, ctx, wb, kb, tp, batch_options, paper)
-    gain = _gain(hw, model, ctx, wb, kb, tp, mode, max(batch_options), big, paper)
+    big = _largest_fit(hw, model, ctx, wb, kb, tp, batch_options, paper, res)
+    gain = _gain(hw, model, ctx, wb, kb, tp, mode, max(batch_options), big, paper, res)
     oom = bool(mem.over_budget) and not paper
     fits_larger = gain.batch_to is not None and gain.batch_to > b
     serving = _serving(hw, model, ctx, wb, kb, tp, mode, big, paper,
-                       float(pt.compute_s) + float(pt.kv_s))
+                       float(pt.compute_s) + float(pt.kv_s), res)
     levers = _levers(b, fits_larger, serving.fits[1], any(k < kb for k in kv_options),
                      saving < STALL, oom, axes)
     one = _one_sequence(hw, model, ctx, wb, kb, tp, mode)
@@ -462,10 +493,11 @@ def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:
 
 
 def _fails(hw: Hardware, m: Model, p: Mapping[str, int], tp: int, mode: str,
-           slo_s: float | None) -> set[str]:
+           slo_s: float | None, reserve: float = 0.0) -> set[str]:
     """The checks a point fails: ``oom`` (memory) and ``slo`` (step over a TPOT SLO)."""
     b, ctx, wb, kb = p["batch"], p["context"], p["weight_bits"], p["kv_bits"]
-    out = {"oom"} if bool(memory_budget(hw, m, ctx, b, wb, kb, tp).over_budget) else set()
+    over = bool(memory_budget(hw, m, ctx, b, wb, kb, tp, reserve).over_budget)
+    out = {"oom"} if over else set()
     if slo_s is not None and float(decode_roofline(hw, m, b, ctx, wb, kb, tp=tp,
                                                    mode=mode).step_s) > slo_s:
         out.add("slo")
@@ -484,11 +516,13 @@ def single_fixes(point: Mapping[str, int], options: Mapping[str, Sequence[int]],
 
 
 def decode_fixes(hw: Hardware, m: Model, point: Mapping[str, int], tp: int, mode: str,
-                 slo_s: float | None,
-                 options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Move, ...]]:
+                 slo_s: float | None, options: Mapping[str, Sequence[int]],
+                 reserve_fraction: float = 0.0) -> dict[str, tuple[Move, ...]]:
     """:func:`single_fixes` of a decode point (``batch``, ``context``, ``weight_bits``,
-    ``kv_bits``) for its memory (``oom``) and TPOT SLO (``slo``) checks."""
-    return single_fixes(point, options, lambda p: _fails(hw, m, p, tp, mode, slo_s))
+    ``kv_bits``) for its memory (``oom``, after ``reserve_fraction``) and TPOT SLO
+    (``slo``) checks."""
+    return single_fixes(point, options,
+                        lambda p: _fails(hw, m, p, tp, mode, slo_s, reserve_fraction))
 
 
 def cnn_fixes(hw: Hardware, m: Model, point: Mapping[str, int], mode: str, deadline_s: float,
@@ -532,16 +566,18 @@ def context_sweep(hw: Hardware, m: Model, batch: int, grid: np.ndarray, wb: int,
 
 
 def gain_sweep(hw: Hardware, m: Model, grid: np.ndarray, wb: int, kb: int, tp: int,
-               mode: str, options: Sequence[int],
-               analytic: bool) -> tuple[np.ndarray, np.ndarray]:
+               mode: str, options: Sequence[int], analytic: bool,
+               reserve_fraction: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(gain, batch) along the context grid: per-token time at B = 1 over that at the
     largest batch option that fits memory at each context (NaN / 0 where B = 1 does
-    not fit; ``analytic``: memory not modelled, the largest option everywhere)."""
+    not fit; ``analytic``: memory not modelled, the largest option everywhere;
+    ``reserve_fraction``: the memory kept back, as :func:`decode_view`)."""
     opts = np.asarray(sorted(options), dtype=float)
     if analytic:
         to = np.full(grid.size, opts[-1])
     else:
-        mem = memory_budget(hw, m, grid[:, None], opts[None, :], wb, kb, tp=tp)
+        mem = memory_budget(hw, m, grid[:, None], opts[None, :], wb, kb, tp=tp,
+                            reserve_fraction=reserve_fraction)
         ok = ~np.asarray(mem.over_budget, dtype=bool)
         idx = np.where(ok.any(axis=1), ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1), -1)
         to = np.where(idx >= 0, opts[np.maximum(idx, 0)], 0.0)

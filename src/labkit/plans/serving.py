@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
 from labkit.core import validation as v
+from labkit.core.format import counted as counted  # re-exported: its old home
 from labkit.core.format import fmt, fmt_num, fmt_pct, format_bytes
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.batching import (
@@ -66,11 +67,6 @@ def track_capacity(track: str | Track, *, context_tokens: object = None,
     )
 
 
-def counted(n: int, one: str, many: str) -> str:
-    """``1 window in flight``, ``4 windows in flight``: a count with the right noun."""
-    return f"{n:,} {one if n == 1 else many}"
-
-
 def state_reason(tr: Track, cap: StateCapacity) -> str:
     """Why ``cap`` holds what it holds, in the track's words (a language model's is the
     physics' own sentence, about sessions)."""
@@ -80,7 +76,7 @@ def state_reason(tr: Track, cap: StateCapacity) -> str:
     if cap.weight_bytes > cap.weight_limit_bytes:
         return (f"OOM: weights ({format_bytes(cap.weight_bytes)}) exceed "
                 f"{cap.weight_location} ({format_bytes(cap.weight_limit_bytes)}) on "
-                f"{cap.devices} device(s)")
+                f"{counted(cap.devices, 'device')}")
     if cap.oom:
         return f"OOM: weights fit, but one {tr.state_noun} ({per}) exceeds the {free} left"
     where = ("in SRAM, weights in flash" if cap.weight_location == "flash"
@@ -247,7 +243,8 @@ def _sized_plan(tr: Track, common: _PlanCommon, kw: PolicyInputs, slots: int, um
               f"{counted(dev, 'device', 'devices')}, {each}, at load {fmt_pct(utilisation)} "
               f"of the full-batch capacity (busy {fmt_pct(result.busy_share)} of the time)")
     if exceeds:
-        reason += f"; demand needs more than the {tr.max_replicas} device(s) available"
+        reason += (f"; demand needs more than the {counted(int(tr.max_replicas or 0), 'device')} "
+                   "available")
     return ServingPlan(
         **common, batch_size=slots, feasible=True, reason=reason,
         replica_capacity_requests_per_s=per_replica, replicas=replicas,
@@ -639,7 +636,8 @@ def daily_basis(track: str | Track, plan: ServingPlan) -> str:
     tr = get_track(track)
     if tr.cost_unit == "USD":
         return (f"provisioned: {counted(plan.replicas, tr.replica_noun, tr.replica_nouns)} "
-                f"x {plan.devices_per_replica} device(s) for {tr.active_hours_per_day:g} h/day, "
+                f"x {counted(plan.devices_per_replica, 'device')} for "
+                f"{tr.active_hours_per_day:g} h/day, "
                 f"sized at up to {tr.max_utilisation:.0%} busy")
     fe = front_end_s(tr) > 0
     how = ("one at a time" if plan.policy == "none" or plan.batch_size <= 1 else

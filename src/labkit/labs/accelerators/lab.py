@@ -10,6 +10,7 @@ from labkit import ui as lw
 from labkit.core import validation as v
 from labkit.core.answers import AnswerStore, read_ledger
 from labkit.core.format import (
+    counted,
     fmt,
     fmt_count,
     fmt_pct,
@@ -28,7 +29,6 @@ from labkit.labs.inference_economy.info import INFO as LAB1
 from labkit.labs.session import LabBase
 from labkit.plans.design import DesignCheck, design_check, scenario
 from labkit.plans.lab2 import PrecisionEffect, binding_constraint, lab1_precision_effect
-from labkit.plans.serving import counted
 from labkit.registries.hardware import Hardware
 from labkit.tracks import Track
 
@@ -152,7 +152,7 @@ class Lab(LabBase[Part]):
                    "fails " + ", ".join(constraint_label(n) for n in chk.failed))
         fewest = ("labkit's fewest: none fits" if chk.min_devices is None
                   else f"labkit's fewest: {fmt_count(chk.min_devices)}")
-        out.append(f"Part D: your design uses {fmt_count(chk.devices)} device(s) and "
+        out.append(f"Part D: your design uses {counted(chk.devices, 'device')} and "
                    f"{verdict} ({fewest}).")
         b = binding_constraint(chk.constraints)
         if b is not None:
@@ -207,8 +207,9 @@ def _precision_effect_text(pe: PrecisionEffect) -> str:
                 text += f" ({base}: {fmt_count(pe.l_star_base)})"
         return text
     if same_w:
-        return (f"here the model runs at {fmt_count(pe.flop_per_byte)} FLOP/B and "
-                f"{fmt_time(pe.pass_s)} per pass ({pe.mode} roofline)")
-    return (f"here that puts the model at {fmt_count(pe.flop_per_byte)} FLOP/B ({base}: "
-            f"{fmt_count(pe.flop_per_byte_base)}) and {fmt_time(pe.pass_s)} per pass "
-            f"({pe.mode} roofline; {base}: {fmt_time(pe.pass_s_base)})")
+        return (f"here, at {pe.label}, the model runs at {fmt_count(pe.flop_per_byte)} FLOP/B "
+                f"and {fmt_time(pe.pass_s)} per pass ({pe.mode} roofline)")
+    return (f"here that puts the model at {fmt_count(pe.flop_per_byte)} FLOP/B with "
+            f"{pe.label} ({pe.base_label}: {fmt_count(pe.flop_per_byte_base)}) and "
+            f"{fmt_time(pe.pass_s)} per pass ({pe.mode} roofline; {pe.base_label}: "
+            f"{fmt_time(pe.pass_s_base)})")

@@ -24,7 +24,7 @@ import bqplot as bq
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import fmt, fmt_count
+from labkit.core.format import counted, fmt, fmt_count
 from labkit.labs.common import html_table
 from labkit.plans.measured import (
     CalibrationRow,
@@ -293,7 +293,7 @@ class DecodePoints(MeasuredPoints):
                 "of the batch's B sequences (the per-token view divides by B).")
 
     def _config(self, m: Measurement) -> str:
-        return lw.esc(f"{get_model(m.model).name}; {m.tp} device(s) per replica; "
+        return lw.esc(f"{get_model(m.model).name}; {counted(m.tp, 'device')} per replica; "
                       f"{m.weight_bits}-bit weights, {m.kv_bits}-bit KV; {m.context_tokens:,} "
                       f"tokens of context; {_BATCHING[m.batching]}")
 

@@ -188,7 +188,8 @@ class PartALM(Part):
         return decode_view(hw, self.model, batch=b, context_tokens=ctx, weight_bits=wb,
                            kv_bits=kb, tp=tp, mode=mode, paper=paper,
                            batch_options=self.batch_options, axes=self.axes,
-                           kv_options=[v for _, v in self.controls["kv_bits"].options])
+                           kv_options=[v for _, v in self.controls["kv_bits"].options],
+                           reserve_fraction=self.track.memory_reserve_fraction)
 
     @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
     def _view(self, s: Settings) -> DecodeView:
@@ -218,7 +219,8 @@ class PartALM(Part):
         """(gain, batch) along the context grid, B = 1 to the largest batch that fits."""
         hw, m, wb, kb, tp = self._args(s)
         return gain_sweep(hw, m, self._cgrid(s), wb, kb, tp, str(s["mode"]),
-                          self.batch_options, self._paper(s))
+                          self.batch_options, self._paper(s),
+                          reserve_fraction=self.track.memory_reserve_fraction)
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on("_sweep_b", "view")
@@ -326,7 +328,8 @@ class PartALM(Part):
         tr = self.track
         return decode_fixes(hw, m, {k: int(s[k]) for k in keys}, tp, str(s["mode"]),
                             tr.slo_s if tr.slo_kind == "tpot" else None,
-                            {k: [v for _, v in self.controls[k].options] for k in keys})
+                            {k: [v for _, v in self.controls[k].options] for k in keys},
+                            reserve_fraction=self.track.memory_reserve_fraction)
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:

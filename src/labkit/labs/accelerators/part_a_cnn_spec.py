@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from labkit import ui as lw
-from labkit.core.format import fmt, fmt_count, fmt_si, fmt_time, format_bytes, tex_num
+from labkit.core.format import counted, fmt, fmt_count, fmt_si, fmt_time, format_bytes, tex_num
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.roofline import CnnView
@@ -65,7 +65,7 @@ def cards(v: CnnView, deadline_s: float) -> list[Card]:
         ("attainable", fmt_si(v.attainable_flops, "FLOP/s"),
          f"achieved {fmt_si(v.achieved_flops, 'FLOP/s')}", lw.PALETTE["orange"]),
         ("pass latency", fmt_time(v.latency_s),
-         f"{fmt_count(v.batch)} input(s); {fmt_time(float(r.per_inference_s))} each",
+         f"{counted(v.batch, 'input')}; {fmt_time(float(r.per_inference_s))} each",
          lw.PALETTE["purple"]),
         ("deadline", fmt_time(deadline_s), f"{v.latency_s / deadline_s:.1%} used",
          lw.PALETTE["grey"]),
@@ -74,7 +74,7 @@ def cards(v: CnnView, deadline_s: float) -> list[Card]:
 
 def deadline_text(v: CnnView, deadline_s: float) -> tuple[str, str]:
     return ("Deadline missed",
-            f"A pass over {fmt_count(v.batch)} input(s) takes {fmt_time(v.latency_s)}; every "
+            f"A pass over {counted(v.batch, 'input')} takes {fmt_time(v.latency_s)}; every "
             f"input in it waits for the whole pass, against a {fmt_time(deadline_s)} "
             "deadline.")
 
@@ -159,7 +159,7 @@ def reveal_body(computed_line: str, d: CnnView, r: Mapping[str, Any], hw: Hardwa
 
 
 def takeaway(r: Mapping[str, Any]) -> str:
-    return (f"Roofline: at {r['weight_bits']}-bit, {r['batch']} input(s) per pass, the "
+    return (f"Roofline: at {r['weight_bits']}-bit, {counted(r['batch'], 'input')} per pass, the "
             f"model sits at {fmt(r['ai_flop_per_byte'])} FLOP/B vs a ridge of "
             f"{fmt(r['ridge_flop_per_byte'])} ({r['mode']}): {r['regime']}, "
             f"{fmt_time(r['latency_s'])} per pass of a {fmt_time(r['deadline_s'])} deadline.")

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from labkit import ui as lw
-from labkit.core.format import fmt, fmt_count, fmt_pct, fmt_time, format_bytes
+from labkit.core.format import counted, fmt, fmt_count, fmt_pct, fmt_time, format_bytes
 from labkit.labs.accelerators.base import feedback_map, paper_ms, thousands, tokens_label
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.moves import Move
@@ -40,12 +40,12 @@ def hook(model: Model, hw: Hardware, bal: Balance, batch: int, context: int) -> 
     return (f"{model.name} decodes on {hw.name}. At {bal.b_label} = {bal.b_star:,.0f} "
             "sequences a step's compute catches up with its weight fetch; at "
             f"{bal.l_label} = {bal.l_star:,.0f} tokens a sequence's own KV read catches up "
-            f"with its compute. Where does the track's operating point, {fmt_count(batch)} "
-            f"sequence(s) at {context:,} tokens, sit?")
+            f"with its compute. Where does the track's operating point, "
+            f"{counted(batch, 'sequence')} at {context:,} tokens, sit?")
 
 
 def prediction_spec(tr: Track, hw: Hardware, batch: int, context: int, tp: int) -> Spec:
-    q = (f"{lw.esc(tr.label)}: one decode step of {fmt_count(batch)} sequence(s) at "
+    q = (f"{lw.esc(tr.label)}: one decode step of {counted(batch, 'sequence')} at "
          f"{context:,} tokens of context, {fmt_count(tr.weight_bits)}-bit weights and "
          f"{fmt_count(tr.kv_bits)}-bit KV on {fmt_count(tp)} x {lw.esc(hw.name)} (peak "
          "roofline). Which term of the step is the largest?")
@@ -187,8 +187,8 @@ def takeaway(r: Mapping[str, Any]) -> str:
     gain = (f"batching ({r['batching_gain_span']}) cuts the per-token time (step ÷ B) "
             f"{fmt(r['batching_gain'])}x at this context" if r["batching_gain"] is not None
             else "no batch fits memory at this context")
-    return (f"Roofline: at {r['batch']} sequence(s) and {r['context_tokens']:,} tokens the "
-            f"step is {r['regime']} ({mode}, {r['hardware']}); B* ({mode}) = "
+    return (f"Roofline: at {counted(r['batch'], 'sequence')} and {r['context_tokens']:,} "
+            f"tokens the step is {r['regime']} ({mode}, {r['hardware']}); B* ({mode}) = "
             f"{fmt(r['b_star'], sig=4)}, L* ({mode}) = {r['l_star']:,.0f} tokens; {gain}.")
 
 

@@ -119,7 +119,7 @@ def _knee_html(v: DecodeView) -> str:
 
 def _l_star_tex(v: DecodeView, ai_txt: str) -> str:
     eq = v.equations["l_star"]
-    kv = eq.terms[1] / float(ai_txt.replace("{,}", ""))
+    kv = v.equations["kv_bpt"].result  # the one KV bytes per token, never derived back
     return (f"$$L^*_{{\\text{{{v.mode}}}}} = \\frac{{2N}}{{\\mathrm{{AI}}\\cdot "
             f"\\mathrm{{kv\\_bpt}}}} = \\frac{{{tex_num(eq.terms[0])}}}{{{ai_txt} \\times "
             f"{tex_num(kv)}}} = {tex_num(eq.result)}\\ \\text{{tokens}}$$")

@@ -10,7 +10,7 @@ import ipywidgets as ipw
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import fmt, fmt_amount, fmt_count
+from labkit.core.format import counted, fmt, fmt_amount, fmt_count
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.part_d_controls import candidates, design_control
 from labkit.labs.accelerators.part_d_spec import (
@@ -169,7 +169,7 @@ class PartD(Part):
             else:
                 out[name] = (f"{fix[2]} passes it"
                              + (" (and then every constraint passes)" if fix[3].feasible
-                                else f" ({fix[0]} constraint(s) still fail)"), fix[4])
+                                else f" ({counted(fix[0], 'constraint')} still fail)"), fix[4])
         return out
 
     def design_text(self, config: Mapping[str, object]) -> str:
@@ -264,7 +264,8 @@ class PartD(Part):
         mine, ref = _shown(obj.value), _shown(obj.reference)
         rented = self.per_device_day is not None
         return metric_cards([
-            ("verdict", "feasible" if chk.feasible else f"{len(chk.failed)} constraint(s) fail",
+            ("verdict", "feasible" if chk.feasible
+             else f"{counted(len(chk.failed), 'constraint')} fail",
              ", ".join(constraint_label(n) for n in chk.failed) or "every constraint passes",
              lw.PALETTE["green"] if chk.feasible else lw.PALETTE["red"]),
             ("devices", fmt_count(chk.devices), self._fewest_text(chk), lw.PALETTE["blue"]),
@@ -290,7 +291,7 @@ class PartD(Part):
     def _boundary_text(self, chk: DesignCheck) -> str:
         obj, extra = chk.objective, chk.extra_devices
         rented = self.per_device_day is not None
-        return (f"{fmt_count(chk.devices)} device(s)"
+        return (counted(chk.devices, "device")
                 + ("" if extra is None else
                    (" = labkit's fewest" if extra == 0
                     else f", {fmt_count(extra)} more than labkit's fewest"))
@@ -326,7 +327,7 @@ class PartD(Part):
         return (f"{self._computed_line()}"
                 f"<div>{lw.esc(best)}</div>"
                 f"<div>Yours: <b>{'feasible' if r['feasible'] else 'infeasible'}</b> with "
-                f"{fmt_count(r['devices'])} device(s).</div>"
+                f"{counted(r['devices'], 'device')}.</div>"
                 "<div style='color:#5d6d7e'>Why: each constraint alone is easy; together they "
                 f"pin the design.{lw.esc(self._precision_why())}</div>")
 
@@ -351,7 +352,7 @@ class PartD(Part):
                   else f" (labkit's fewest: {fmt_count(r['min_devices'])})")
         rented = self.per_device_day is not None
         obj = r["objective"]
-        return (f"Design: your {self.design.label} design {st} with {fmt_count(r['devices'])} "
-                f"device(s){fewest}; "
+        return (f"Design: your {self.design.label} design {st} with "
+                f"{counted(r['devices'], 'device')}{fewest}; "
                 f"{objective_label(rented, obj['name'], self.design.objective_basis)} "
                 f"{fmt_amount(obj['value'], self.unit)}.")

@@ -4,7 +4,7 @@ report and synthesis plumbing is :class:`labkit.labs.session.LabBase`)."""
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_time, format_bytes, plain_dict
+from labkit.core.format import counted, fmt_time, format_bytes, plain_dict
 from labkit.core.units import DAYS_PER_YEAR
 from labkit.labs.inference_economy.base import Part, event_noun, fmt_cost, fmt_days
 from labkit.labs.inference_economy.info import INFO
@@ -14,7 +14,6 @@ from labkit.labs.inference_economy.part_c import PartC
 from labkit.labs.inference_economy.part_d import PartD
 from labkit.labs.parts import PARTS
 from labkit.labs.session import LabBase
-from labkit.plans.serving import counted
 from labkit.registries.hardware import Hardware
 
 CUT_SHARE = 0.1   # the cut the takeaway prices when the student set no saving

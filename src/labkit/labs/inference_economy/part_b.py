@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import format_bytes
+from labkit.core.format import counted, format_bytes
 from labkit.core.grids import PRECISIONS, context_options
 from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
 from labkit.labs.inference_economy import part_b_spec as spec
@@ -121,7 +121,7 @@ class PartB(Part):
                                    labels=["your settings"], legend=True, marker="circle",
                                    marker_size=24)
         self.m_slots = lw.hline_mark(float(self.slots), sy, color=lw.PALETTE["orange"],
-                                     label=f"{self.slots} batch slot(s)", legend=True)
+                                     label=counted(self.slots, "batch slot"), legend=True)
         self.m_here = lw.scatter_mark([gx[0]], [0.0], sx, sy)
         self.figures["sessions"] = lw.figure(
             [self.m_sess_default, self.m_sess, self.m_slots, self.m_here], sx, sy,
@@ -246,7 +246,7 @@ class PartB(Part):
              f"{format_bytes(n * per)} for all of them", lw.PALETTE["orange"]),
             ("weights", format_bytes(cap.weight_bytes), wloc, lw.PALETTE["blue"]),
             ("usable memory", format_bytes(cap.memory_bytes),
-             f"{cap.devices} device(s), {tr.memory_reserve_fraction:.0%} reserve",
+             f"{counted(cap.devices, 'device')}, {tr.memory_reserve_fraction:.0%} reserve",
              lw.PALETTE["grey"]),
         ]))
 

@@ -5,10 +5,10 @@ misconception) and prose templates over a computed
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import format_bytes, tex_num
+from labkit.core.format import counted, format_bytes, tex_num
 from labkit.labs.common import CheckSpec, Spec
 from labkit.labs.inference_economy.base import FEW_MAX, MODEST_MAX
-from labkit.plans.serving import counted, state_reason
+from labkit.plans.serving import state_reason
 from labkit.plans.workload import SessionPoint, StateCapacity
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model

@@ -269,7 +269,8 @@ class PartC(Part):
         waste = float(cmp.results["static"].padding_waste)
         on = self.is_lm and waste >= PADDING_WASTE_MAX
         fix = self._fixes(s).get(PADDING) if on else None
-        self.callouts["padding"].set(on, *spec.padding_text(tr, cmp, self.unit),
+        cv = float(str(s.get("cv", self.cv0)))
+        self.callouts["padding"].set(on, *spec.padding_text(tr, cmp, self.unit, cv),
                                      None if fix is None else
                                      hint_text(self.controls, fix, check_label))
         winner = cmp.results[cmp.winner]

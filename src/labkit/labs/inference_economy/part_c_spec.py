@@ -5,7 +5,7 @@ named) and prose templates over a computed
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt, fmt_num, fmt_time
+from labkit.core.format import counted, fmt, fmt_num, fmt_time
 from labkit.labs.common import CheckSpec, Spec
 from labkit.labs.inference_economy.base import event_noun
 from labkit.plans.workload import (
@@ -34,7 +34,7 @@ def metric_name(tr: Track) -> str:
 
 def prediction_spec(tr: Track, slots: int, cv: float, rate: float) -> Spec:
     spread = f"output lengths with CV {fmt_num(cv)}, " if tr.is_transformer else ""
-    q = (f"{lw.esc(tr.label)}: one {tr.replica_noun} with {slots} batch slot(s), {spread}"
+    q = (f"{lw.esc(tr.label)}: one {tr.replica_noun} with {counted(slots, 'batch slot')}, {spread}"
          f"{fmt_num(rate)} {event_noun(tr)}s/s arriving. Which policy wins: it meets the SLO "
          f"with the most capacity (the simpler one when within {SIMPLICITY_MARGIN:.0%})?")
     return q, [(POLICY_LABELS[p].capitalize(), p) for p in POLICIES]
@@ -106,7 +106,18 @@ def slo_text(tr: Track, cmp: PolicyComparison, missed: list[PolicyResult]) -> tu
     return title, detail
 
 
-def padding_text(tr: Track, cmp: PolicyComparison, unit: str) -> tuple[str, str]:
+def spread_text(cv: float, cmp: PolicyComparison) -> str:
+    """The output-length spread in words: the control's CV (``cv``, the basis of every
+    setting), and the simulated stream's sampled CV labelled beside it where the two print
+    differently (a finite sample of a lognormal does not hit its CV exactly)."""
+    target, sampled = fmt_num(cv), fmt_num(cmp.cv_tokens)
+    if sampled == target:
+        return f"CV {target}"
+    return f"CV {target} set; the simulated requests' sampled CV is {sampled}"
+
+
+def padding_text(tr: Track, cmp: PolicyComparison, unit: str,
+                 cv: float) -> tuple[str, str]:
     st, co = cmp.results["static"], cmp.results["continuous"]
     waste = float(st.padding_waste)
     gain = (co.capacity_tokens_per_s / st.capacity_tokens_per_s - 1.0
@@ -119,7 +130,7 @@ def padding_text(tr: Track, cmp: PolicyComparison, unit: str) -> tuple[str, str]
     return (f"Padding waste: static batching idles {waste:.0%} of its slot-steps",
             f"Every static batch runs until its longest output ends; the shorter ones hold "
             f"their slots as padding ({waste:.0%} of slot-steps at batch "
-            f"{st.batch_size}, CV {fmt_num(cmp.cv_tokens)}). Static capacity: "
+            f"{st.batch_size}, {spread_text(cv, cmp)}). Static capacity: "
             f"{fmt_num(st.capacity_tokens_per_s)} {unit} per {tr.replica_noun}. {other}")
 
 

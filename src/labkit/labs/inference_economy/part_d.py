@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import fmt_num, fmt_time
+from labkit.core.format import counted, fmt_num, fmt_time
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -73,7 +73,8 @@ def candidate_row(tr: Track, name: str, g: GuardrailReport, rr: RoutedRelease,
     """One candidate's row of Part D's table (``rr``: the student's plan, maybe routed)."""
     p = g.plan
     kv = f"/{p.kv_bits}-bit KV" if is_lm else ""
-    cfg = f"{p.weight_bits}-bit weights{kv}, {p.policy}, {p.devices_per_replica} device(s)"
+    cfg = (f"{p.weight_bits}-bit weights{kv}, {p.policy}, "
+           f"{counted(p.devices_per_replica, 'device')}")
     routed = g is rr.report and rr.tier is not None
     if routed:
         cfg += f"; {rr.routed_share:.0%} of requests on {TIER_BITS}-bit weights"
@@ -329,7 +330,7 @@ class PartD(Part):
         tr = self.track
         u, share, mine = tr.cost_unit, self._share(s), rr.report
         plan = mine.plan
-        fleet = (f"{rr.total_devices} device(s) in total, sized with "
+        fleet = (f"{counted(rr.total_devices, 'device')} in total, sized with "
                  f"{'prefill' if self.is_lm else 'the whole pass'} and the "
                  f"{tr.max_utilisation:.0%} utilisation cap"
                  + (f"; {rr.routed_share:.0%} of requests on the {TIER_BITS}-bit tier"

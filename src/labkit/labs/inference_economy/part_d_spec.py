@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from labkit import ui as lw
-from labkit.core.format import fmt_num, fmt_time, tex_num
+from labkit.core.format import counted, fmt_num, fmt_time, tex_num
 from labkit.labs.common import CheckSpec, Spec
 from labkit.labs.inference_economy.base import event_noun, guardrail_label
 from labkit.plans.serving import GUARDRAILS, RoutedRelease, ServingPlan
@@ -47,9 +47,9 @@ def prediction_spec(tr: Track) -> Spec:
     kv = " and KV cache" if tr.is_transformer else ""
     q = (f"{lw.esc(tr.label)}: the naive release candidate ships the model as released "
          f"({NAIVE_BITS}-bit weights{kv}), serves one {event_noun(tr)} at a time on "
-         f"{tr.devices_per_replica} device(s) per {tr.replica_noun}, at the full forecast "
-         "demand. Which guardrail binds first (checked in the order memory, SLO, quality, "
-         "cost)?")
+         f"{counted(tr.devices_per_replica, 'device')} per {tr.replica_noun}, at the full "
+         "forecast demand. Which guardrail binds first (checked in the order memory, SLO, "
+         "quality, cost)?")
     return q, [
         (f"Memory: weights + one {tr.state_noun} do not fit", "memory"),
         ("SLO: the latency target is missed", "slo"),
@@ -119,7 +119,8 @@ def math_html(tr: Track, rr: RoutedRelease, lam: float, basis: str) -> str:
     pr = plan.policy_result
     routed = ("" if rr.tier is None else
               f"<p>The {rr.routed_share:.0%} routed to the {TIER_BITS}-bit tier run on "
-              f"{rr.tier.replicas} more {tr.replica_noun}(s), sized the same way; quality "
+              f"{counted(rr.tier.replicas, 'more ' + tr.replica_noun, 'more ' + tr.replica_nouns)}"
+              ", sized the same way; quality "
               "loss is the traffic-weighted mean.</p>")
     cost = ("<p>Rented, provisioned: cost/day = replicas × devices × price/h × active "
             "hours.</p>" if tr.cost_unit == "USD" else

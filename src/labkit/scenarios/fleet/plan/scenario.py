@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from labkit.core import validation as v
-from labkit.core.format import fmt, fmt_count, format_bytes
+from labkit.core.format import counted, fmt, fmt_count, format_bytes
 from labkit.physics.parallelism import ConfigTable
 from labkit.plans.scenarios.base import (
     Config,
@@ -67,7 +67,8 @@ def _layout_constraints(tr: Track, deg: tuple[int, ...], table: ConfigTable,
                    roofline_s=c.roofline_s, throughput_tokens_per_s=c.throughput_tokens_per_s)
     return [
         constraint("layout", True, float(devices), float(DESIGN_MAX_DEVICES), "devices",
-                   f"{devices} device(s): TP{deg[0]} x CP{deg[1]} x PP{deg[2]} x DP{deg[3]}"
+                   f"{counted(devices, 'device')}: TP{deg[0]} x CP{deg[1]} x PP{deg[2]} x "
+                   f"DP{deg[3]}"
                    + (f" (EP{deg[4]})" if deg[4] > 1 else "")),
         constraint("memory", bool(table.fits[row]), used, float(table.capacity_bytes), "bytes",
                    f"binding device holds {format_bytes(c.weights_bytes)} weights + "

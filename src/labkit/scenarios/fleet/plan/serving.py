@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from labkit.core.format import fmt, fmt_count, fmt_pct, fmt_time
+from labkit.core.format import counted, fmt, fmt_count, fmt_pct, fmt_time
 from labkit.physics.parallelism import config_at
 from labkit.plans.scenarios.base import Config, Constraint, MetricValue
 from labkit.plans.scenarios.common import (
@@ -222,13 +222,14 @@ def fleet_serving_constraints(tr: Track, config: Config
             f"{fmt_time(fs.ttft_slo_s)}"))
     out.append(Constraint.compare(
         "utilisation", fs.utilisation, fs.max_utilisation, "",
-        f"each of {fmt_count(fs.replicas)} replica(s) gets "
+        f"each of {counted(fs.replicas, 'replica')} gets "
         f"{fmt_count(fs.replica_rate_per_s)} requests/s and serves at most "
         f"{fmt_count(fs.capacity_per_s)}/s with all {fmt_count(fs.slots_per_replica)} slots "
         f"busy ({fmt_time(fs.slots_step_s + fs.scheduler_s)} per step, "
         f"{fmt_time(fs.prefill_s)} prefill per request): {fmt_pct(fs.utilisation)} busy vs "
         f"the {fmt_pct(fs.max_utilisation)}"
-        " cap" + (f"; the demand needs {fmt_count(fs.provisioned_replicas)} such replica(s), "
+        " cap" + (f"; the demand needs "
+                  f"{counted(fs.provisioned_replicas, 'such replica', 'such replicas')}, "
                   f"{fmt_count(fs.provisioned_devices)} devices" if fs.fits else
                   " (and the replica cannot hold its sequences: see memory)")))
     metrics: dict[str, MetricValue] = {

@@ -41,7 +41,8 @@ class FleetViews(ScenarioViews):
                 f"{context_tokens(track):,} tokens, TPOT within {fmt_time(track.slo_s)}{ttft}, "
                 f"each request's prefill on the same replicas and every replica at most "
                 f"{fmt_pct(track.max_utilisation)} busy, quality loss within "
-                f"{fmt_count(track.max_quality_loss_pct)} point(s), inside "
+                f"{fmt_count(track.max_quality_loss_pct)} "
+                f"{'point' if track.max_quality_loss_pct == 1 else 'points'}, inside "
                 f"{track.budget_text}/day. Meet it with the fewest {hw.name} devices.")
 
     def part_d_prediction(self, track: Track) -> Spec:

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_num, fmt_pct, fmt_time, tex_num
+from labkit.core.format import counted, fmt_count, fmt_num, fmt_pct, fmt_time, tex_num
 from labkit.labs.common import CheckSpec, Spec, html_table
 from labkit.scenarios.fleet.plan.sizing import MAX_REPLICA_DEVICES, FleetSizing
 from labkit.tracks import Track
@@ -129,7 +129,7 @@ def served_text(f: FleetSizing) -> str:
                 "fit).")
     if not f.fleet_includes_prefill:
         return (head + f"With the {fmt_pct(f.memory_reserve_fraction)} memory reserve, "
-                f"weights + one sequence no longer fit a replica of {dpr} device(s), so "
+                f"weights + one sequence no longer fit a replica of {counted(dpr, 'device')}, so "
                 "prefill and the utilisation cap cannot be added on this shape." + tail)
     heads = (f", and past the model's {f.kv_heads} KV heads each head's cache sits on "
              f"{dpr // f.kv_heads} devices," if f.kv_replicated else "")
@@ -138,8 +138,9 @@ def served_text(f: FleetSizing) -> str:
              f"{fmt_count(f.served_slots)} of the {fmt_count(sz.users_per_replica)} "
              "sequences)")
     return (head + f"Then prefill: each request also needs {fmt_time(f.prefill_s)} of "
-            f"prefill on a replica of {dpr} device(s) ({fmt_pct(f.prefill_share, sig=2)} of a "
-            f"saturated replica's time). Then the utilisation cap: replicas at most "
+            f"prefill on a replica of {counted(dpr, 'device')} "
+            f"({fmt_pct(f.prefill_share, sig=2)} of a saturated replica's time). Then the "
+            f"utilisation cap: replicas at most "
             f"{fmt_pct(f.max_utilisation)} busy. The same replicas{slots} need "
             f"<b>{fmt_count(f.served_devices)} devices</b> ({fmt_count(f.served_replicas)} x "
             f"{dpr}): the fleet this part reports." + tail)
@@ -150,7 +151,7 @@ def boundary(f: FleetSizing) -> tuple[str, str]:
     title = (f"{fmt_count(f.fleet_devices)} devices serve {fmt_count(f.users)} users within "
              f"{fmt_time(f.tpot_slo_s)} ({basis(f)})")
     kv = f.kv_limit_by_size[f.replica_index]
-    detail = (f"{fmt_count(f.fleet_replicas)} replica(s) of {sz.devices_per_replica}; decode "
+    detail = (f"{counted(f.fleet_replicas, 'replica')} of {sz.devices_per_replica}; decode "
               f"sizing holds {fmt_count(sz.users_per_replica)} users per replica (KV allows "
               f"{fmt_count(kv)}, TPOT {fmt_count(sz.batch_at_slo)}); provisioned "
               f"{fmt_num(f.provisioned_cost_per_day)} USD/day within the budget.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
+from labkit.core.format import counted, fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.labs.common import html_table
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
@@ -65,7 +65,8 @@ def pp_sentence(c: StopCriteria) -> str:
                 f"idles more than {line} of a step.")
     verdict = (f"above the {line} line: stop adding PP" if c.pp_stop
                else f"within {line}: PP still pays")
-    return (f"PP{c.pp}: {c.micro_batches} micro-batch(es) in flight for {c.pp} stages; each "
+    return (f"PP{c.pp}: {counted(c.micro_batches, 'micro-batch', 'micro-batches')} in "
+            f"flight for {c.pp} stages; each "
             f"stage works {c.micro_batches} x {fmt_time(c.stage_s)} of a "
             f"{fmt_time(c.token_s)} step (hand-offs {fmt_time(c.handoff_s)}), so it "
             f"idles {c.bubble:.1%} of the time, {verdict}.")
@@ -85,7 +86,7 @@ def terms_clause(t: StepTerms) -> str:
 def dp_sentence(c: StopCriteria, t: StepTerms | None = None) -> str:
     """The DP rule at one layout; the verdict is ``c.below_b_star`` (and ``c.dp_stop``);
     what the step is bound by is ``t.largest`` (the largest computed term)."""
-    head = (f"DP{c.dp}: each replica serves {c.batch_per_replica:,} sequence(s) against the "
+    head = (f"DP{c.dp}: each replica serves {counted(c.batch_per_replica, 'sequence')} against the "
             f"critical batch B* ≈ {c.b_star:,.0f} ({t.mode if t else 'achievable'} mode)")
     terms = "" if t is None else "; " + terms_clause(t)
     if c.below_b_star:

@@ -6,7 +6,7 @@ The paper's sentences and tables are in :mod:`.part_c_paper`."""
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_time, format_bytes
+from labkit.core.format import counted, fmt_count, fmt_time, format_bytes
 from labkit.labs.common import CheckSpec, Spec
 from labkit.registries.hardware import Hardware
 from labkit.scenarios.fleet.plan.sizing import LayoutEval, ParallelismSearch, layout_label
@@ -53,8 +53,8 @@ def symptom_present(sr: ParallelismSearch | None, hw: Hardware) -> str:
     if sr is None:
         return "No layout up to the device cap fixes this workload."
     c = sr.chosen
-    return (f"labkit's fewest-device fix is {layout_label(c.degrees)} ({c.devices} "
-            f"device(s), step {fmt_time(c.per_token_latency_s)}"
+    return (f"labkit's fewest-device fix is {layout_label(c.degrees)} ("
+            f"{counted(c.devices, 'device')}, step {fmt_time(c.per_token_latency_s)}"
             + (", beyond one fast domain" if c.devices > hw.domain_size else "") + ").")
 
 
@@ -88,7 +88,7 @@ def cards(lay: LayoutEval, sr: ParallelismSearch | None,
     return [
         ("workload", f"{fmt_count(p.batch)} x {fmt_count(p.context)} tokens",
          f"{lay.model.name}, TPOT ≤ {fmt_time(p.slo)}", lw.PALETTE["grey"]),
-        ("your layout", layout_label(lay.degrees), f"{lay.devices} device(s)",
+        ("your layout", layout_label(lay.degrees), counted(lay.devices, "device"),
          lw.PALETTE["blue"]),
         ("memory", "—" if c is None else format_bytes(c.used_bytes),
          f"of {format_bytes(hw.usable_memory_bytes)}", lw.PALETTE["purple"]),
@@ -99,7 +99,7 @@ def cards(lay: LayoutEval, sr: ParallelismSearch | None,
          + ("" if c.fits else "; not reachable: the layout does not fit memory"),
          lw.PALETTE["orange"]),
         ("labkit's fewest", "none fits" if sr is None else layout_label(sr.chosen.degrees),
-         "" if sr is None else f"{sr.chosen.devices} device(s), decode only (no prefill)",
+         "" if sr is None else f"{counted(sr.chosen.devices, 'device')}, decode only (no prefill)",
          lw.PALETTE["green"]),
     ]
 
@@ -144,10 +144,10 @@ def scaleout_detail(hw: Hardware) -> str:
 def boundary(lay: LayoutEval, sr: ParallelismSearch | None) -> tuple[str, str]:
     extra = "" if sr is None else (
         f"; labkit's fewest-device layout is {layout_label(sr.chosen.degrees)} "
-        f"({sr.chosen.devices} device(s))")
+        f"({counted(sr.chosen.devices, 'device')})")
     return (f"{layout_label(lay.degrees)} fits and its decode-only step meets the TPOT "
             "budget (prefill on the same replica is the callout below)",
-            f"{lay.devices} device(s){extra}.")
+            f"{counted(lay.devices, 'device')}{extra}.")
 
 
 def reveal(sr: ParallelismSearch | None, layout: str, devices: int) -> str:
@@ -155,7 +155,7 @@ def reveal(sr: ParallelismSearch | None, layout: str, devices: int) -> str:
         f"{layout_label(c.degrees)} (step {fmt_time(c.per_token_latency_s)})"
         for c in sr.frontier[:4])
     return (("" if sr is None else f"<div>The frontier: {frontier}.</div>")
-            + f"<div>Your layout: <b>{layout}</b> ({devices} device(s)).</div>"
+            + f"<div>Your layout: <b>{layout}</b> ({counted(devices, 'device')}).</div>"
             "<div style='color:#5d6d7e'>Why: the smallest TP that fits memory and meets "
             "latency wins on devices; a wider TP is faster but uses more devices. Rank axes "
             "by how much they communicate per unit of compute and keep the chattiest on the "
@@ -165,7 +165,7 @@ def reveal(sr: ParallelismSearch | None, layout: str, devices: int) -> str:
 def takeaway(label: str, model: str, axis: str, layout: str, devices: int, status: str,
              chosen: str) -> str:
     return (f"Parallelism: for '{label}' on {model} the first axis is {axis.upper()}; your "
-            f"{layout} ({devices} device(s)) {status}; labkit's fewest-device layout is "
+            f"{layout} ({counted(devices, 'device')}) {status}; labkit's fewest-device layout is "
             f"{chosen}.")
 
 

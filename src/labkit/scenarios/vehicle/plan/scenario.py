@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from labkit.core import validation as v
-from labkit.core.format import fmt, fmt_count, fmt_energy, format_bytes
+from labkit.core.format import counted, fmt, fmt_count, fmt_energy, format_bytes
 from labkit.physics import edge
 from labkit.physics.kvcache import weight_bytes
 from labkit.physics.phases import cnn_inference_time, decision_time
@@ -68,7 +68,7 @@ def _constraints(tr: Track, weight_bits: int, cl: edge.CameraLoad, cams_first: i
     board = int(tr.max_replicas or 1)
     return [
         Constraint.compare("socs", float(cl.socs), float(board), "SoCs",
-                           f"{cl.socs} SoC(s) of {tr.max_replicas or 1} on the board"),
+                           f"{counted(cl.socs, 'SoC')} of {tr.max_replicas or 1} on the board"),
         Constraint.compare("deadline", cl.worst_latency_s, tr.slo_s, "s",
                            f"all {cl.cameras} cameras at once: last frame after "
                            f"{fmt(cl.worst_latency_s * 1e3)} ms vs {fmt(tr.slo_s * 1e3)} ms"),
@@ -76,7 +76,7 @@ def _constraints(tr: Track, weight_bits: int, cl: edge.CameraLoad, cams_first: i
                            f"busiest SoC {cl.max_busy:.1%} busy "
                            f"(max {tr.max_utilisation:.0%})"),
         Constraint.compare("memory", mem, usable, "bytes",
-                           f"weights + {cams_first} frame(s) with activations "
+                           f"weights + {counted(cams_first, 'frame')} with activations "
                            f"{format_bytes(mem)} of {format_bytes(usable)}"),
         quality_check(tr, weight_bits, None),
         Constraint.compare("energy", daily_wh, tr.daily_budget, "Wh/day",

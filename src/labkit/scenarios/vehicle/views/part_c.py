@@ -10,7 +10,7 @@ import numpy as np
 
 import labkit.scenarios.vehicle.views.spec as spec
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
+from labkit.core.format import counted, fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_count, tex_eq
 from labkit.labs.common import (
@@ -219,7 +219,7 @@ class PartCVehicle(Part):
         }
         self._set_readout(metric_cards([
             spec.worst_card(p, tr.slo_s),
-            ("busiest SoC", fmt_pct(mine.max_busy), f"{fmt_count(mine.socs)} SoC(s)",
+            ("busiest SoC", fmt_pct(mine.max_busy), counted(mine.socs, "SoC"),
              lw.PALETTE["blue"]),
             ("inter-SoC traffic", f"{format_bytes(mine.link_bytes_per_s)}/s",
              "one SoC: nothing crosses the link" if mine.socs == 1 else

@@ -10,7 +10,7 @@ import numpy as np
 
 import labkit.scenarios.wearable.views.spec as spec
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
+from labkit.core.format import counted, fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.core.grids import PRECISIONS
 from labkit.core.units import J_PER_MWH
 from labkit.labs.accelerators.base import Part, precision_floor_note
@@ -190,7 +190,7 @@ class PartBWearable(Part):
             ("flash", fmt_pct(d.flash_share), f"{format_bytes(d.weights_bytes)} weights",
              lw.PALETTE["blue"]),
             ("SRAM", fmt_pct(d.sram_share),
-             f"{fmt_count(d.windows_buffered)} window(s) + activations", lw.PALETTE["purple"]),
+             f"{counted(d.windows_buffered, 'window')} + activations", lw.PALETTE["purple"]),
             ("energy per window", spec.energy_parts(e).rsplit(" = ", 1)[1],
              spec.energy_parts(e).rsplit(" = ", 1)[0], lw.PALETTE["orange"]),
             ("spotter", f"{fmt_count(d.daily_mwh)} mWh/day", f"budget {self.track.budget_text}",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from labkit import ui as lw
-from labkit.core.format import fmt, fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes
+from labkit.core.format import counted, fmt, fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
@@ -86,7 +86,7 @@ def b_checkpoint(energy_here_j: float, energy_widest_j: float) -> CheckSpec:
 def b_details(d: RingDesign, budget_text: str) -> dict[str, str]:
     return {
         "flash": f"{format_bytes(d.weights_bytes)} vs {format_bytes(d.flash_bytes)}.",
-        "sram": (f"{fmt_count(d.windows_buffered)} window(s) of {format_bytes(d.window_bytes)}"
+        "sram": (f"{counted(d.windows_buffered, 'window')} of {format_bytes(d.window_bytes)}"
                  f" + activations {format_bytes(d.activation_bytes)} = "
                  f"{format_bytes(d.sram_bytes_used)} vs {format_bytes(d.sram_bytes)}."),
         "energy": (f"{fmt_count(d.windows_per_day)} windows/day x "
