@@ -603,9 +603,7 @@ your design-ledger entry for Lab 2.
     memo = f"""
 ### Memo to {t.stakeholder.name} (manually graded, {POINTS["memo"]} points)
 
-In {MEMO_WORDS[0]}–{MEMO_WORDS[1]} words, recommend your release for the {t.label} track. Name the binding
-guardrail and the number that shows it, say which knob you would turn first if demand
-doubled, and state one assumption in this lab you would measure before launch.
+In {MEMO_WORDS[0]}–{MEMO_WORDS[1]} words: {INFO.memo_brief(t)}
 
 ### BEGIN SOLUTION
 A strong memo names the release (precision, policy, devices, rate), quotes the binding

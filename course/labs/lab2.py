@@ -447,13 +447,11 @@ EXERCISES = {"A": exercise_a, "B": exercise_b, "C": exercise_c, "D": exercise_d}
 
 
 def _synthesis(t: Track, ids: c.CellIds) -> list[NotebookNode]:
-    sc = scenario(t)
-    ask, key = folders.piece(sc, "about").MEMO_ASK, instructor(t).MEMO_KEY
+    key = instructor(t).MEMO_KEY
     memo = f"""
 ### Memo to {t.stakeholder.name} (manually graded, {POINTS["memo"]} points)
 
-In {MEMO_WORDS[0]}–{MEMO_WORDS[1]} words, recommend the deployment for the {t.label} track: {ask}, and how
-your Lab 1 release choice changes any of it.
+In {MEMO_WORDS[0]}–{MEMO_WORDS[1]} words: {INFO.memo_brief(t)}
 
 ### BEGIN SOLUTION
 {key}

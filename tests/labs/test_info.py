@@ -17,7 +17,7 @@ from labkit.course.build import load_labs, load_spec
 from labkit.labs import LABS, LabInfo, get_lab
 from labkit.labs.session import LabBase
 from labkit.plans.design import scenario
-from labkit.tracks import BUILTIN_TRACKS
+from labkit.tracks import BUILTIN_TRACKS, get_track
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACK_IDS = [t.id for t in BUILTIN_TRACKS]
@@ -120,8 +120,14 @@ def test_notebook_and_widgets_say_the_same(lab, track):
         assert f"{i}. {objective}" in intro
     for letter, title in info.part_titles.items():
         assert any(c.source.startswith(f"## Part {letter} · {title}\n") for c in nb.cells)
-    header = info.lab(track).header().value
+    lab = info.lab(track)
+    header = lab.header().value
     assert lw.esc(info.heading) in header and lw.esc(info.time_estimate) in header
+    # one memo brief: the notebook's memo cell and the synthesis widget print the same
+    brief = info.memo_brief(get_track(track))
+    assert sum(brief in c.source for c in nb.cells) == 1
+    shown = [getattr(w, "value", "") for w in lab.synthesis(write=False).children]
+    assert sum(lw.esc(brief) in v for v in shown) == 1
     for objective in info.objectives_for(track):
         assert lw.esc(objective) in header
 

@@ -60,7 +60,8 @@ class LabInfo:
     (:attr:`minutes`) is derived from them and ``synthesis_minutes``. ``objectives`` holds
     the lab's own learning objectives under the key ``"*"`` (or nothing): they serve every
     deployment scenario whose folder's ``about.OBJECTIVES`` has no entry for this lab
-    (:mod:`labkit.scenarios`).
+    (:mod:`labkit.scenarios`). ``memo_brief`` is the one memo brief the synthesis widget and
+    the notebook's memo cell both print (plain text, from the track's story).
     """
 
     id: str
@@ -72,6 +73,7 @@ class LabInfo:
     objectives: Mapping[str, tuple[str, ...]]
     report_md: str
     report_json: str
+    memo_brief: Callable[[Track], str]
     synthesis_minutes: int = 5
     report_schema: str = REPORT_SCHEMA
     report_version: int = REPORT_VERSION

@@ -201,8 +201,9 @@ class LabBase(Generic[P]):
         return None
 
     def _memo_prompt(self) -> str:
-        """What the memo should contain (HTML), after "Memo to <name> (<role>)."."""
-        return "Answer their question with your numbers."
+        """What the memo should contain (HTML), after "Memo to <name> (<role>).": the lab's
+        one memo brief, the notebook's memo cell's too."""
+        return lw.esc(self.info.memo_brief(self.track))
 
     def _download_name(self, filename: str) -> str:
         stem, dot, suffix = filename.rpartition(".")

@@ -5,7 +5,20 @@ fields."""
 
 from __future__ import annotations
 
+from labkit import scenarios as folders
 from labkit.labs.info import LabInfo
+from labkit.tracks import Track
+
+
+def memo_brief(t: Track) -> str:
+    """Lab 2's memo brief: what the track's scenario asks the memo to recommend."""
+    from labkit.plans.design import scenario
+
+    ask = folders.piece(scenario(t), "about").MEMO_ASK
+    return (f"Recommend the deployment for the {t.label} track with your numbers: {ask}; "
+            "how far your Part D design is from labkit's fewest-devices design; and how "
+            "your Lab 1 release choice changes any of it.")
+
 
 INFO = LabInfo(
     id="lab2",
@@ -22,6 +35,7 @@ INFO = LabInfo(
     objectives={},  # every scenario's own: labkit/scenarios/<id>/about.py
     report_md="labkit_lab2_report.md",
     report_json="labkit_lab2_report.json",
+    memo_brief=memo_brief,
 )
 
 LAB_ID = INFO.id

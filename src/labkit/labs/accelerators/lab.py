@@ -185,11 +185,6 @@ class Lab(LabBase[Part]):
                 f"solid {'#1f6fb2' if found else '#b9770e'};background:#f4f8fb'><b>From Lab 1:"
                 f"</b> {lw.esc(self.lab1_connection())}</div>")
 
-    def _memo_prompt(self) -> str:
-        return ("Recommend your Part D design with its numbers: where the workload sits on the "
-                "roofline, which capacity axis binds, how you split or hand off the work, and "
-                "how far you are from labkit's fewest-devices design.")
-
 
 def _precision_effect_text(pe: PrecisionEffect) -> str:
     """What a Lab 1 precision does here, each figure beside its base-precision value and

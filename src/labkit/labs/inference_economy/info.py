@@ -6,6 +6,17 @@ and report files -- read by the lab's widgets and by its nbgrader spec
 from __future__ import annotations
 
 from labkit.labs.info import ANY_SCENARIO, LabInfo
+from labkit.tracks import Track
+
+
+def memo_brief(t: Track) -> str:
+    """Lab 1's memo brief: the stakeholder's question, then what the memo names."""
+    return (f"Answer {t.stakeholder.name}'s question with your numbers: "
+            f"“{t.stakeholder.message}” Recommend your release for the {t.label} track: name "
+            "the binding guardrail and the number that shows it, the alternative you "
+            "rejected and why, the knob you would turn first if demand doubled, and one "
+            "assumption in this lab you would measure before launch.")
+
 
 INFO = LabInfo(
     id="lab1",
@@ -35,6 +46,7 @@ INFO = LabInfo(
     },
     report_md="labkit_report.md",
     report_json="labkit_report.json",
+    memo_brief=memo_brief,
 )
 
 LAB_ID = INFO.id

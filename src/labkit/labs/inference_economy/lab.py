@@ -118,8 +118,3 @@ class Lab(LabBase[Part]):
 
     def _synthesis_lead(self) -> str:
         return f"<div>{lw.esc(self.track.narrative.takeaway)}</div>"
-
-    def _memo_prompt(self) -> str:
-        st = self.track.stakeholder
-        return (f"Answer their question with your numbers: <i>“{lw.esc(st.message)}”</i> Name "
-                "your release candidate, what binds, the alternative you rejected and why.")
