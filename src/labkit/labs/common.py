@@ -109,12 +109,13 @@ def _resolve(names: Sequence[str], computed_deps: Mapping[str, Sequence[str]],
 
 def metric_cards(items: Sequence[tuple[str, str, str, str]]) -> str:
     """Metric cards: (label, value, note, colour)."""
+    grey = lw.TEXT["grey"]
     cells = "".join(
         f"<div class='labkit-card' style='flex:1;min-width:150px;border:1px solid #d5d8dc;"
         f"border-top:4px solid {color};border-radius:4px;padding:6px 10px'>"
         f"<div style='font-size:0.75em;color:#5d6d7e;text-transform:uppercase'>{lw.esc(label)}"
         f"</div><div class='labkit-card-value' style='font-size:1.25em;font-weight:700'>"
-        f"{lw.esc(value)}</div><div style='font-size:0.8em;color:#7f8c8d'>{lw.esc(note)}</div>"
+        f"{lw.esc(value)}</div><div style='font-size:0.8em;color:{grey}'>{lw.esc(note)}</div>"
         f"</div>" for label, value, note, color in items)
     return f"<div style='display:flex;gap:8px;flex-wrap:wrap;margin:6px 0'>{cells}</div>"
 
@@ -131,14 +132,15 @@ def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def pass_mark(flag: bool) -> str:
     """A green "pass" or red "fail" badge."""
-    return ("<span style='color:#1e8449;font-weight:700'>✔ pass</span>" if flag
-            else "<span style='color:#c0392b;font-weight:700'>✖ fail</span>")
+    return (f"<span style='color:{lw.TEXT['green']};font-weight:700'>✔ pass</span>" if flag
+            else f"<span style='color:{lw.TEXT['red']};font-weight:700'>✖ fail</span>")
 
 
 def verdict_mark(predicted: object, actual: object) -> str:
     """A green "matches" or amber "differs" badge for a prediction against the answer."""
-    return ("<span style='color:#1e8449;font-weight:700'>✔ matches</span>" if predicted == actual
-            else "<span style='color:#b9770e;font-weight:700'>✖ differs</span>")
+    return (f"<span style='color:{lw.TEXT['green']};font-weight:700'>✔ matches</span>"
+            if predicted == actual
+            else f"<span style='color:{lw.TEXT['amber']};font-weight:700'>✖ differs</span>")
 
 
 def md_entry(q: lw.Question, e: AnswerEntry | None) -> str:

@@ -19,14 +19,18 @@ PALETTE = {
     "purple": "#7d3c98", "grey": "#7f8c8d", "light": "#a6acaf", "teal": "#138d90",
 }
 SERIES = ("#1f6fb2", "#d9822b", "#2e8b57", "#7d3c98", "#c0392b", "#138d90")
+TEXT = {"grey": "#566573", "green": "#17703f", "amber": "#935116", "red": "#a93226",
+        "blue": "#1f6fb2"}
+"""Colours for text: each at least 4.5:1 against white and every callout background
+(WCAG 2.1 AA for normal text; :data:`PALETTE` is for marks and borders)."""
 
 CALLOUT_KINDS = ("danger", "warn", "success", "info")
 _CALLOUT_STYLE = {
-    #         border     background  icon  badge
-    "danger": ("#c0392b", "#fdecea", "✖", "FAILURE"),
-    "warn": ("#b9770e", "#fef5e7", "⚠", "WARNING"),
-    "success": ("#1e8449", "#eafaf1", "✔", "BOUNDARY TO WATCH"),
-    "info": ("#2471a3", "#ebf5fb", "ℹ", "NOTE"),
+    #         border     background  icon  badge                badge text
+    "danger": ("#c0392b", "#fdecea", "✖", "FAILURE", TEXT["red"]),
+    "warn": ("#b9770e", "#fef5e7", "⚠", "WARNING", TEXT["amber"]),
+    "success": ("#1e8449", "#eafaf1", "✔", "BOUNDARY TO WATCH", TEXT["green"]),
+    "info": ("#2471a3", "#ebf5fb", "ℹ", "NOTE", TEXT["blue"]),
 }
 
 
@@ -61,13 +65,13 @@ class Callout(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no 
         self.add_class(f"labkit-callout-{kind}")
 
     def show(self, title: str, detail: str = "", recovery: str | None = None) -> None:
-        border, bg, icon, badge = _CALLOUT_STYLE[self.kind]
+        border, bg, icon, badge, ink = _CALLOUT_STYLE[self.kind]
         rec = (f"<div style='margin-top:4px'><b>Recovery:</b> {recovery}</div>"
                if recovery else "")
         value = (
             f"<div class='labkit-callout labkit-callout-{self.kind}' style='border-left:6px "
             f"solid {border};background:{bg};padding:8px 12px;margin:6px 0;border-radius:4px'>"
-            f"<div><span style='color:{border};font-weight:700'>{icon} {badge}</span> "
+            f"<div><span style='color:{ink};font-weight:700'>{icon} {badge}</span> "
             f"<b>{title}</b></div>"
             f"<div style='margin-top:4px'>{detail}</div>{rec}</div>")
         self.title, self.detail, self.recovery = title, detail, recovery
@@ -146,7 +150,7 @@ class RevealGate(ipw.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets: 
                  **kwargs: object) -> None:
         self.content = content
         self.placeholder = ipw.HTML(
-            value=f"<div class='labkit-gate' style='color:#7f8c8d;font-style:italic;"
+            value=f"<div class='labkit-gate' style='color:#566573;font-style:italic;"
                   f"padding:6px 0'>{esc(message)}</div>")
         self.revealed = False
         super().__init__(children=[self.placeholder], **kwargs)

@@ -26,7 +26,7 @@ import ipywidgets as ipw
 
 from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
 from labkit.ui.controls import DESC_STYLE
-from labkit.ui.html import RevealGate, esc
+from labkit.ui.html import TEXT, RevealGate, esc
 
 _WIDE = ipw.Layout(width="auto")
 
@@ -35,7 +35,7 @@ Options = Sequence[str] | Sequence[tuple[str, AnswerValue]]
 Check = Callable[["Question"], str | None]
 """A self-check: returns what passed (or None), raises ``AssertionError(message)`` when not."""
 
-_GREEN, _RED, _GREY = "#1e8449", "#c0392b", "#7f8c8d"
+_GREEN, _RED, _GREY = TEXT["green"], TEXT["red"], TEXT["grey"]
 
 
 class _RefusedError(Exception):
@@ -339,8 +339,8 @@ class Question:
         else:
             text = f"<b>committed:</b> {first}"
         if self._revising:
-            text += (" <span style='color:#b9770e'>— unlocked: choose a changed answer and "
-                     "record it</span>")
+            text += (f" <span style='color:{TEXT['amber']}'>— unlocked: choose a changed "
+                     "answer and record it</span>")
         else:
             text += " (locked)"
         self.status.value = (f"<div class='labkit-answer-status'>{text} "

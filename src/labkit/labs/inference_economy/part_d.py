@@ -90,7 +90,7 @@ def candidate_row(tr: Track, name: str, g: GuardrailReport, rr: RoutedRelease,
          f"{p.replicas} x {p.devices_per_replica}") if p.feasible else "—",
         fmt_cost(rr.daily_cost if routed else p.daily_cost, tr.cost_unit), tail,
         *(check_mark(g.check(n)) for n in GUARDRAILS),
-        "<b style='color:#1e8449'>ships</b>" if g.passed
+        f"<b style='color:{lw.TEXT['green']}'>ships</b>" if g.passed
         else f"<b style='color:#c0392b'>{guardrail_label(g.binding or '')} binds</b>",
     ]
 
