@@ -244,6 +244,69 @@ class AnswerStore:
                 if (e := self._entry(data, name, key)) is not None]
 
 
+# -- the controls' last values ---------------------------------------------------------
+
+SETTINGS_FILE = "labkit_settings.json"
+SETTINGS_SCHEMA = "labkit-settings"
+SETTINGS_VERSION = 1
+Setting = str | int | float | bool
+
+
+def _scalar(v: object) -> bool:
+    return isinstance(v, str | int | bool) or (isinstance(v, float) and math.isfinite(v))
+
+
+class SettingsStore:
+    """The controls' last values, per lab and scope (a track's part), in
+    :data:`SETTINGS_FILE` beside the answers file: a notebook run again starts where the
+    student left it. Nothing here is graded; an unreadable or foreign file reads as empty
+    and is replaced on the next write, and only plain scalars are kept.
+
+    File layout: ``{"schema": "labkit-settings", "version": 1, "labs": {"lab1":
+    {"cloud_fleet.A": {"demand": 1.02, "policy": "continuous"}}}}``
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = SETTINGS_FILE) -> None:
+        self.path = Path(path).expanduser().resolve()
+
+    @classmethod
+    def beside(cls, answers: AnswerStore) -> SettingsStore:
+        """The settings file in the answers file's folder."""
+        return cls(answers.path.parent / SETTINGS_FILE)
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = _read_json(self.path, SETTINGS_SCHEMA, SETTINGS_VERSION, "settings")
+        except ValueError:
+            data = None
+        labs = None if data is None else data.get("labs")
+        if not isinstance(labs, dict):
+            return {"schema": SETTINGS_SCHEMA, "version": SETTINGS_VERSION, "labs": {}}
+        return {"schema": SETTINGS_SCHEMA, "version": SETTINGS_VERSION, "labs": labs}
+
+    def get(self, lab: str, scope: str) -> dict[str, Setting]:
+        """The saved values of ``scope`` (only plain scalars; {} when none)."""
+        raw = self._load()["labs"].get(lab)
+        raw = raw.get(scope) if isinstance(raw, dict) else None
+        if not isinstance(raw, dict):
+            return {}
+        return {str(k): v for k, v in raw.items() if _scalar(v)}
+
+    def put(self, lab: str, scope: str, values: Mapping[str, object]) -> None:
+        """Save ``values`` of ``scope`` (non-scalars are left out)."""
+        _check_name("lab", lab)
+        _check_name("scope", scope)
+        data = self._load()
+        kept = {k: v for k, v in values.items() if _scalar(v)}
+        labs = data["labs"]
+        if not isinstance(labs.get(lab), dict):
+            labs[lab] = {}
+        if labs[lab].get(scope) == kept:
+            return
+        labs[lab][scope] = kept
+        write_json_atomic(self.path, data)
+
+
 # -- the design ledger --------------------------------------------------------------------
 
 def ledger_path(path: str | os.PathLike[str] | None = None) -> Path:

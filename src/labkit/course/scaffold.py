@@ -103,7 +103,13 @@ after each one checks only the form of your answer (a finite number, one of the 
 choices, the keys of a dict) and says so: whether it is right is checked when your notebook
 is graded. Run the cells in order (*Run → Run All
 Cells* works too). Your predictions are saved in `labkit_answers.json` next to this notebook:
-keep it with your submission."""
+keep it with your submission. Each control's last value is saved in `labkit_settings.json`, so
+the notebook, run again, opens where you left it.
+
+**If a widget shows "Error displaying widget: model not found"** (after reopening the
+notebook or restarting the kernel): the widgets live in the kernel, which has forgotten
+them. Run the notebook again (*Run → Run All Cells*); nothing is lost — your answers and
+settings come back from the two files above."""
 
 
 def setup_cell(module: str, track_id: str, ids: c.CellIds) -> NotebookNode:

@@ -25,14 +25,16 @@ step depending on every control). :meth:`LabPart.update` runs every step from sc
 from __future__ import annotations
 
 import base64
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
 import bqplot as bq
 import ipywidgets as ipw
+from traitlets import TraitError
 
 from labkit import ui as lw
-from labkit.core.answers import AnswerEntry, AnswerValue
+from labkit.core.answers import AnswerEntry, AnswerValue, SettingsStore
 from labkit.core.format import plain, plain_dict
 from labkit.core.keys import answer_key
 from labkit.grading import expect_committed
@@ -241,6 +243,8 @@ class LabPart:
         self.explore = ipw.VBox([content])
         self.explore.add_class(f"labkit-explore-{self.letter}")
         self._control_names = {id(ctl): name for name, ctl in self.controls.items()}
+        self._settings = SettingsStore.beside(lab.store)
+        self._restore_settings()
         for ctl in self.controls.values():
             ctl.observe(self._on_change, names="value")
         self.predict.on_commit(lambda _entry: self._render_reveal())
@@ -354,6 +358,22 @@ class LabPart:
     def _on_change(self, change: Mapping[str, Any]) -> None:
         name = self._control_names.get(id(change["owner"]))
         self._run_steps(None if name is None else frozenset({name}))
+        with contextlib.suppress(OSError):  # a read-only folder: the lab still works
+            self._settings.put(self.lab_id, self._scope, self.settings())
+
+    @property
+    def _scope(self) -> str:
+        return f"{self.track.id}.{self.letter}"
+
+    def _restore_settings(self) -> None:
+        """Set each control to its saved value (``labkit_settings.json``), where that value
+        is still one the control offers; anything else keeps the default."""
+        for name, value in self._settings.get(self.lab_id, self._scope).items():
+            ctl = self.controls.get(name)
+            if ctl is None or ctl.disabled or not _offers(ctl, value):
+                continue
+            with contextlib.suppress(TraitError, ValueError, TypeError):
+                ctl.value = value
 
     def _run_steps(self, changed: frozenset[str] | None) -> None:
         """Run the refresh steps reading any of ``changed`` (None: all), then the reveal."""
@@ -409,3 +429,20 @@ class LabLike(Protocol):
     track: Track
     store: AnswerStore
     gate_explore: bool
+
+
+def _offers(ctl: ipw.ValueWidget, value: object) -> bool:
+    """Whether ``value`` is one the control can take: one of its options, or within its
+    range (a type it holds)."""
+    options = getattr(ctl, "options", None)
+    if options is not None:
+        values = [o[1] if isinstance(o, tuple) else o for o in options]
+        return any(value == v and type(value) is type(v) for v in values)
+    if isinstance(value, bool | str):
+        return type(ctl.value) is type(value)
+    lo, hi = getattr(ctl, "min", None), getattr(ctl, "max", None)
+    if isinstance(ctl, ipw.FloatLogSlider):  # min and max are exponents of its base
+        lo, hi = ctl.base ** ctl.min, ctl.base ** ctl.max
+    slack = 1e-9 * max(abs(lo or 0), abs(hi or 0))  # a log slider's ends: base ** exponent
+    return (lo is not None and hi is not None and isinstance(value, int | float)
+            and lo - slack <= value <= hi + slack)
