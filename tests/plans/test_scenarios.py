@@ -234,7 +234,7 @@ def test_as_dict_pins_the_dict_format_values(track):
 
 def test_cloud_fleet_detail_strings_are_unchanged():
     cons = design_check("cloud_fleet", {}).constraints
-    assert cons["layout"].detail == "4 device(s): TP4 x CP1 x PP1 x DP1"
+    assert cons["layout"].detail == "4 devices: TP4 x CP1 x PP1 x DP1"
     assert cons["cost"].detail == "4 x 2.99 USD/h x 24 h = 287 USD/day vs budget 18,000 USD"
     missing = design_check("cloud_fleet", {"tp": 3})
     assert missing.constraints["layout"].detail == "tp must be powers of two"

@@ -191,15 +191,16 @@ def _precision_effect_text(pe: PrecisionEffect) -> str:
     with the roofline mode it is computed in."""
     base = f"{pe.base_bits}-bit"
     same_w = pe.weight_bits == pe.base_bits
-    if pe.transformer:
-        text = (f"here B* ({pe.mode}) is {fmt_count(pe.b_star)} sequences" if same_w else
-                f"here that moves B* ({pe.mode}) from {fmt_count(pe.b_star_base)} ({base}) to "
-                f"{fmt_count(pe.b_star)} sequences")
+    if pe.transformer:  # each B* names its weights: Part A's may be at another precision
+        text = (f"here, with {pe.label}, B* ({pe.mode}) is {fmt_count(pe.b_star)} sequences"
+                if same_w else
+                f"here that moves B* ({pe.mode}) from {fmt_count(pe.b_star_base)} "
+                f"({pe.base_label}) to {fmt_count(pe.b_star)} ({pe.label})")
         if pe.l_star is not None:
             text += (f", and your {pe.kv_bits}-bit KV puts L* ({pe.mode}) at "
                      f"{fmt_count(pe.l_star)} tokens")
             if pe.kv_bits != pe.base_bits:
-                text += f" ({base}: {fmt_count(pe.l_star_base)})"
+                text += f" ({base} KV: {fmt_count(pe.l_star_base)})"
         return text
     if same_w:
         return (f"here, at {pe.label}, the model runs at {fmt_count(pe.flop_per_byte)} FLOP/B "

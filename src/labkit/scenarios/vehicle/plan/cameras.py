@@ -18,6 +18,7 @@ from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.scenarios.vehicle.plan.scenario import (
     VEHICLE_LAYOUTS,
+    bytes_in_flight,
     cameras_and_fps,
     vehicle_frame,
     vehicle_load,
@@ -40,7 +41,7 @@ def camera_ratios(track: str | Track, weight_bits: int, cameras: np.ndarray,
     cams = np.asarray(cameras, dtype=float)
     deadline = cams * t / tr.slo_s
     busy = cams * fps * t / tr.max_utilisation
-    mem = (weight_bytes(m, weight_bits) + cams * tr.state_bytes_per_request) \
+    mem = (weight_bytes(m, weight_bits) + cams * bytes_in_flight(tr, weight_bits)) \
         / hw.usable_memory_bytes
     energy = (float(hw.power_w or 0.0) * t * cams * fps * active_seconds(tr)
               / J_PER_WH / tr.daily_budget)
@@ -92,7 +93,7 @@ def camera_point(track: str | Track, weight_bits: int, cameras: int, fps: float,
     hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
     cl = vehicle_load(tr, weight_bits, layout, cameras, fps)
     r = camera_ratios(tr, weight_bits, np.asarray([float(cameras)]), fps)[:, 0]
-    mem = weight_bytes(m, weight_bits) + cameras * tr.state_bytes_per_request
+    mem = weight_bytes(m, weight_bits) + cameras * bytes_in_flight(tr, weight_bits)
     daily = cl.energy_j_per_frame * cl.frames_per_s * active_seconds(tr) / J_PER_WH
     return CameraPoint(cl, dict(zip(VEHICLE_LIMITS, (float(x) for x in r), strict=True)),
                        mem, hw.usable_memory_bytes, float(hw.power_w or 0.0),

@@ -22,6 +22,7 @@ from labkit.plans.scenarios.common import (
     allowed_precisions,
     quality_check,
 )
+from labkit.plans.workload import activation_bytes
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track
@@ -46,6 +47,13 @@ def vehicle_frame(tr: Track, weight_bits: int) -> tuple[float, float]:
         decide = decision_time(tr.hardware_id, tr.window_bytes, DESIGN_MODE)
         _FRAMES[key] = (float(c.latency_s) + float(decide), float(c.overhead_s))
     return _FRAMES[key]
+
+
+def bytes_in_flight(tr: Track, weight_bits: int) -> float:
+    """One frame in flight, bytes: the frame + its live activations at the datapath the
+    weights run on (Lab 1's state per inference, :func:`labkit.plans.workload.session_capacity`;
+    wider weights widen the activations too)."""
+    return float(tr.window_bytes) + activation_bytes(tr, weight_bits)
 
 
 def vehicle_load(tr: Track, weight_bits: int, layout: str, cameras: int | None = None,
@@ -123,7 +131,7 @@ class Vehicle(Scenario):
         cl = vehicle_load(tr, wb, layout)
         m = get_model(tr.model_id)
         cams_first = -(-cl.cameras // cl.socs) if layout == "cameras" else cl.cameras
-        mem = weight_bytes(m, wb) + cams_first * tr.state_bytes_per_request
+        mem = weight_bytes(m, wb) + cams_first * bytes_in_flight(tr, wb)
         daily_wh = cl.energy_j_per_frame * cl.frames_per_s * active_seconds(tr) / edge.J_PER_WH
         metrics: dict[str, MetricValue] = {
             "worst_latency_s": cl.worst_latency_s, "max_busy": cl.max_busy,

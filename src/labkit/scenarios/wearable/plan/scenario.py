@@ -90,17 +90,23 @@ def ring_split(tr: Track, weight_bits: int, split: str, interval_s: float,
         link=prof.offload_links[0])
 
 
+FALLBACK = "kept on the ring to decide alone when the phone is out of range"
+"""Why a ring that sends its data to the phone still stores the model and room to run it."""
+
+
 def _constraints(tr: Track, weight_bits: int, duty: float, rw: Mapping[str, float],
-                 sc: edge.SplitCost, daily: float, windows_day: float) -> list[Constraint]:
+                 sc: edge.SplitCost, daily: float, windows_day: float,
+                 offloads: bool) -> list[Constraint]:
     floor = tr.min_demand_rate_per_s / tr.demand_rate_per_s
+    why = f" ({FALLBACK})" if offloads else ""
     return [
         Constraint.compare("flash", rw["weights_bytes"], rw["flash_bytes"], "bytes",
                            f"{format_bytes(rw['weights_bytes'])} weights in "
-                           f"{format_bytes(rw['flash_bytes'])} flash"),
+                           f"{format_bytes(rw['flash_bytes'])} flash{why}"),
         Constraint.compare("sram", rw["state_bytes"], rw["sram_bytes"], "bytes",
                            f"window {format_bytes(rw['window_bytes'])} + activations "
                            f"{format_bytes(rw['activation_bytes'])} in "
-                           f"{format_bytes(rw['sram_bytes'])} SRAM"),
+                           f"{format_bytes(rw['sram_bytes'])} SRAM{why}"),
         Constraint.compare("deadline", sc.latency_s, tr.slo_s, "s",
                            f"worst case {fmt_time(sc.latency_s)} (wait for the link "
                            f"{fmt_time(sc.wait_s)}) vs {fmt_time(tr.slo_s)}"),
@@ -165,7 +171,8 @@ class Wearable(Scenario):
         bat = edge.edge_profile(tr.hardware_id)
         if bat is not None and bat.battery is not None:
             metrics["battery_days"] = edge.battery_life_days(bat.battery, daily)
-        return Evaluation.of(_constraints(tr, wb, duty, rw, sc, daily, windows_day),
+        offloads = str(config["split"]) != "on_device"
+        return Evaluation.of(_constraints(tr, wb, duty, rw, sc, daily, windows_day, offloads),
                              metrics, 1)
 
     def grid(self, track: Track) -> list[list[Config]]:
@@ -181,7 +188,8 @@ class Wearable(Scenario):
         if config.get("split", "on_device") == "on_device":
             return ""
         return ("this design sends the ring's data to the phone, which runs the model, so "
-                "the weights' precision changes only what the ring stores")
+                "the weights' precision changes only what the ring stores: the model "
+                f"{FALLBACK}")
 
     def rank(self, config: Mapping[str, ConfigValue], evaluation: Evaluation) -> Rank:
         """The highest duty, then the least energy."""
