@@ -612,3 +612,26 @@ def test_a_hostile_student_id_and_check_label_come_out_as_text(tmp_path):
     assert "svg" in found and not {"script", "img"} & found
     assert "<script" not in page and "onerror=alert" in page  # kept, as text
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 3  # flagged, waiting, check
+
+
+def test_the_summary_shows_what_the_class_believed(exported):
+    """Per question: the class's first answers beside the computed one. Only alice
+    committed (the last prediction option, the first checkpoint option): one answer per
+    question, counted under that option, 'chose it' exactly when it is the computed one."""
+    summary = json.loads(exported.summary_json.read_text())
+    beliefs = summary["labs"]["lab1"]["tracks"][TRACK]["beliefs"]
+    assert [(b["part"], b["kind"]) for b in beliefs] == [
+        (p, k) for p in "ABCD" for k in ("prediction", "checkpoint")]
+    lab = LAB.lab(TRACK, store=AnswerStore(exported.summary_json.parent / "none.json"))
+    for b in beliefs:
+        part = lab.part(b["part"])
+        q = part.predict if b["kind"] == "prediction" else part.checkpoint
+        chose = q.options[-1] if b["kind"] == "prediction" else q.options[0]
+        right = part.expected if b["kind"] == "prediction" else part.checkpoint_expected
+        assert b["answered"] == 1
+        counted = [a for a in b["answers"] if a["count"]]
+        assert [a["label"] for a in counted] == [q.label_for(chose)]
+        assert b["share_right"] == (1.0 if chose == right else 0.0)
+        assert b["computed"] == q.label_for(right)
+    page = exported.summary_html.read_text()
+    assert "What the class believed" in page and page.count("<tr><td>A prediction") == 1

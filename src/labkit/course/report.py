@@ -29,7 +29,7 @@ import logging
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -39,6 +39,7 @@ import nbformat
 from nbgrader.api import Assignment, Gradebook, MissingEntry, SubmittedAssignment
 from nbgrader.plugins import ExportPlugin
 
+from labkit.course.beliefs import Belief, class_beliefs
 from labkit.course.feedback import submissions
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,7 @@ class GroupSummary:
     parts: tuple[PartStats, ...]
     failing_checks: tuple[FailingCheck, ...]
     totals: TotalStats = TotalStats(0.0, 0.0, (), 0)
+    beliefs: tuple[Belief, ...] = ()  # one track's questions: what the class answered
 
     @property
     def weakest_part(self) -> PartStats | None:
@@ -174,7 +176,8 @@ class GroupSummary:
                 "totals": self.totals.to_dict(),
                 "parts": {p.part: p.to_dict() for p in self.parts},
                 "weakest_part": weakest.part if weakest else None,
-                "failing_checks": [c.to_dict() for c in self.failing_checks]}
+                "failing_checks": [c.to_dict() for c in self.failing_checks],
+                "beliefs": [b.to_dict() for b in self.beliefs]}
 
 
 @dataclass(frozen=True)
@@ -572,8 +575,9 @@ def export(course_root: Path, db_url: str, out_dir: Path, assignments: Sequence[
     waiting = {a: not_graded(root, a, rows[a]) for a in assignments}
     labs = []
     for lab, members in by_lab.items():
-        tracks = tuple(summarise(_lab_and_track(a)[1], [a], rows[a], checks[a], tops[a],
-                                 waiting[a]) for a in members)
+        tracks = tuple(replace(summarise(_lab_and_track(a)[1], [a], rows[a], checks[a],
+                                         tops[a], waiting[a]),
+                               beliefs=class_beliefs(root, a)) for a in members)
         overall = summarise(lab, members, [r for a in members for r in rows[a]],
                             sum((checks[a] for a in members), Counter()),
                             max(tops[a] for a in members),
