@@ -46,3 +46,4 @@ c.HTMLExporter.sanitize_html = True
 # c.LabkitGrade.memory_mb = 3072     # MiB of address space per student kernel
 # c.LabkitGrade.cpus = 1.0           # CPU cores each student kernel may use
 # c.LabkitGrade.scheduler = None     # a Dask scheduler (tcp://host:8786); None or "": local
+# c.LabkitGrade.checkpoint_credit = "correct"  # "commit": any committed answer earns it

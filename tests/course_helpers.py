@@ -78,7 +78,7 @@ def answer_like_a_student(lab: str, track: str, folder: Path) -> None:
     for part in "ABCD":
         p = answered.part(part)
         p.predict.commit(p.predict.options[-1])
-        p.checkpoint.commit(p.checkpoint.options[0])
+        p.checkpoint.commit(p.checkpoint_expected)  # only the right answer earns the point
 
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")

@@ -103,7 +103,8 @@ def test_grade_options_are_defined_once_by_the_traits():
     assert GradeOptions(cpus=2).cpus == 2.0 and GradeOptions(scheduler="").scheduler is None
     for name, bad, rule in (("cpus", 0, "a number > 0"), ("workers", -1, "an integer >= 0"),
                             ("memory_mb", 1.5, "an integer >= 1"),
-                            ("job_timeout", True, "an integer >= 1")):
+                            ("job_timeout", True, "an integer >= 1"),
+                            ("checkpoint_credit", "maybe", "one of 'correct', 'commit'")):
         with pytest.raises(ValueError, match=f"{name} must be {rule}"):
             GradeOptions(**{name: bad})
     assert check_option("cpus", 0.25) == 0.25

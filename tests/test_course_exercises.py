@@ -6,12 +6,14 @@ same numbers -- the same roofline mode -- as the part it follows."""
 from __future__ import annotations
 
 import math
+import re
 from functools import cache
 from pathlib import Path
 
 import pytest
 
 from labkit import grading
+from labkit.core.format import counted
 from labkit.course.build import load_spec
 from labkit.labs import LABS
 from labkit.physics import edge
@@ -168,3 +170,14 @@ def test_the_visible_check_claims_only_the_form(lab, track, part, capsys):
     assert "correct!" not in out.lower()
     with pytest.raises(AssertionError):
         exec(ex.hidden, ns)
+
+
+@pytest.mark.parametrize(("lab", "track", "part"), CASES)
+def test_statements_count_with_counted_never_a_plural_in_brackets(lab, track, part):
+    """'A replica of 4 devices', '1 device': core.format.counted, never 'device(s)' (the
+    parts, plans and physics sentences say the same)."""
+    ex = _spec(lab).EXERCISES[part](get_track(track))
+    assert not re.search(r"\w\(s\)", ex.statement), (lab, track, part)
+    if lab == "lab2" and part == "B" and get_track(track).is_transformer:
+        d = get_track(track).devices_per_replica
+        assert f"A replica of {counted(d, 'device')} shares" in ex.statement

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from course_helpers import notebook_path
 from labkit.course import judge as j
+from labkit.course.beliefs import questions
 from labkit.labs.registry import LABS
 from labkit.tracks import TRACKS
 
@@ -54,18 +55,43 @@ def test_plan_finds_every_test_the_data_and_exactly_the_answers(lab, track):
     assert plan.data_names and all(k.isupper() for k in plan.data_names)
 
 
+def _right_firsts(lab: str, track: str) -> dict:
+    """The first answers of a student who committed every prediction (any option) and every
+    checkpoint's computed answer."""
+    return {f"{track}.{q.part}.{q.kind}": (q.computed if q.kind == "checkpoint"
+                                            else q.options[0][1])
+            for q in questions(lab, track)}
+
+
 @pytest.mark.parametrize(("lab", "track"), NOTEBOOKS)
 def test_solution_passes_blank_fails_and_no_verdict_quotes_a_hidden_line(lab, track):
     nb = _source(lab, track)
     plan = j.plan_notebook(nb)
-    keys = [f"{track}.{p}.{k}" for p in "ABCD" for k in ("prediction", "checkpoint")]
-    good = j.judge(plan, _solution_answers(nb, plan), keys)
+    firsts = _right_firsts(lab, track)
+    good = j.judge(plan, _solution_answers(nb, plan), list(firsts), firsts=firsts)
     assert [v.passed for v in good] == [True] * 12, [v.evalue for v in good if not v.passed]
     blank = j.judge(plan, {n: None for n in plan.answer_names}, [])
     assert not any(v.passed for v in blank)
     shown = " ".join(v.text + v.evalue for v in good + blank)
     for line in _hidden_lines(nb):
         assert line not in shown
+
+
+@pytest.mark.parametrize("credit", ["correct", "commit"])
+def test_a_wrong_first_checkpoint_answer_earns_its_point_only_for_completion(credit):
+    plan = j.plan_notebook(_source("lab1", "cloud_fleet"))
+    firsts = _right_firsts("lab1", "cloud_fleet")
+    q = next(q for q in questions("lab1", "cloud_fleet") if (q.part, q.kind) == ("B",
+                                                                               "checkpoint"))
+    wrong = next(v for _, v in q.options if v != q.computed)
+    firsts["cloud_fleet.B.checkpoint"] = wrong
+    verdicts = {v.grade_id: v for v in j.judge(plan, {}, list(firsts), firsts=firsts,
+                                               checkpoint_credit=credit)}
+    assert verdicts["lab1-a-checkpoint-done"].passed
+    assert verdicts["lab1-b-checkpoint-done"].passed == (credit == "commit")
+    assert verdicts["lab1-b-predict-done"].passed
+    if credit == "correct":
+        assert repr(q.computed) not in verdicts["lab1-b-checkpoint-done"].evalue
 
 
 def test_completion_credit_counts_only_the_parts_in_the_answers_file():

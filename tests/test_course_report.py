@@ -72,7 +72,7 @@ def _commit_everything(folder: Path) -> None:
     for part in "ABCD":
         p = lab.part(part)
         p.predict.commit(p.predict.options[-1])
-        p.checkpoint.commit(p.checkpoint.options[0])
+        p.checkpoint.commit(p.checkpoint_expected)  # only the right answer earns the point
 
 
 def _secret(student: str) -> str:
@@ -616,7 +616,7 @@ def test_a_hostile_student_id_and_check_label_come_out_as_text(tmp_path):
 
 def test_the_summary_shows_what_the_class_believed(exported):
     """Per question: the class's first answers beside the computed one. Only alice
-    committed (the last prediction option, the first checkpoint option): one answer per
+    committed (the last prediction option, the right checkpoint answer): one answer per
     question, counted under that option, 'chose it' exactly when it is the computed one."""
     summary = json.loads(exported.summary_json.read_text())
     beliefs = summary["labs"]["lab1"]["tracks"][TRACK]["beliefs"]
@@ -626,7 +626,7 @@ def test_the_summary_shows_what_the_class_believed(exported):
     for b in beliefs:
         part = lab.part(b["part"])
         q = part.predict if b["kind"] == "prediction" else part.checkpoint
-        chose = q.options[-1] if b["kind"] == "prediction" else q.options[0]
+        chose = q.options[-1] if b["kind"] == "prediction" else part.checkpoint_expected
         right = part.expected if b["kind"] == "prediction" else part.checkpoint_expected
         assert b["answered"] == 1
         counted = [a for a in b["answers"] if a["count"]]

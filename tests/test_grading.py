@@ -111,3 +111,29 @@ def test_expect_true_and_choice():
     g.expect_choice("p", "none", ("none", "static"), "C")
     with pytest.raises(AssertionError, match="must be one of 'none', 'static'"):
         g.expect_choice("p", "turbo", ("none", "static"), "C")
+
+
+class _Widget:
+    def __init__(self, committed: bool, first: object = None, credit: str = "correct"):
+        self.committed, self.first, self.credit = committed, first, credit
+
+
+def test_a_checkpoint_earns_its_point_only_when_the_first_answer_is_right():
+    g.expect_checkpoint(_Widget(True, "weeks"), "A", correct="weeks")
+    with pytest.raises(AssertionError, match="Part A: we compared your first committed"):
+        g.expect_checkpoint(_Widget(True, "days"), "A", correct="weeks")
+    with pytest.raises(AssertionError, match="committed checkpoint answer"):
+        g.expect_checkpoint(_Widget(False), "A", correct="weeks")
+
+
+def test_a_course_may_grade_checkpoints_for_completion():
+    g.expect_checkpoint(_Widget(True, "days", credit="commit"), "B", correct="weeks")
+    with pytest.raises(AssertionError):
+        g.expect_checkpoint(_Widget(False, None, credit="commit"), "B", correct="weeks")
+    assert g.CHECKPOINT_CREDITS == ("correct", "commit")
+
+
+def test_the_failure_never_names_the_right_answer():
+    with pytest.raises(AssertionError) as err:
+        g.expect_checkpoint(_Widget(True, "days"), "C", correct="a-secret-answer")
+    assert "a-secret-answer" not in str(err.value)

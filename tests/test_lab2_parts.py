@@ -257,10 +257,27 @@ def test_part_a_says_batching_stalls_exactly_where_doubling_stops_paying(make_la
         stalled = want < 0.10
         assert part.results["doubling_saving"] == pytest.approx(want, rel=1e-9)
         assert part.callouts["stall"].active == stalled, (batch, ctx, mode, want)
+        # feasibility first: a saving is quoted only where 2B fits memory and the slider
+        fits2 = part.results["doubling_fits"]
+        two = 2 * batch
+        mem2 = part._view(part.settings()).doubled_used_bytes
+        assert fits2 == (two <= max(v for _, v in part.controls["batch"].options)
+                         and (part.results["device"] == "paper"
+                              or mem2 <= part.results["capacity_bytes"])), (batch, ctx)
+        for name in ("stall", "boundary", "oom", "slo"):
+            c = part.callouts[name]
+            if c.active and not fits2:
+                assert "per token (the" not in c.value and "saves" not in c.value, name
         if stalled:
-            assert f"saves {want:.0%} per token" in part.callouts["stall"].value
+            assert (f"saves {want:.0%} per token" in part.callouts["stall"].value
+                    if fits2 else f"B = {two:,}" in part.callouts["stall"].value
+                    or f"B = {batch:,} is the largest" in part.callouts["stall"].value)
         if part.callouts["boundary"].active:
-            assert not stalled and f"save {want:.0%} per token" in part.callouts["boundary"].value
+            assert not stalled
+            if fits2:
+                assert f"save {want:.0%} per token" in part.callouts["boundary"].value
+            else:
+                assert "Batching stops here" in part.callouts["boundary"].value
         seen.add((stalled, ctx > part.results["l_star"]))
     assert (False, True) in seen, "past L* with batching still paying never shown"
     assert (True, True) in seen
@@ -566,7 +583,8 @@ def test_synthesis_reads_the_lab1_ledger_entry(make_lab, workdir, track):
         from labkit.core.format import fmt_count
 
         # issue 23: B* states its roofline mode and is formatted from the value
-        assert f"moves B* (peak) from {fmt_count(b16)} (16-bit) to {fmt_count(bx)}" in text
+        assert (f"moves B* (peak) from {fmt_count(b16)} (16-bit weights) to {fmt_count(bx)}"
+                in text)
     else:
         assert "FLOP/B" in text
     html = _html(lab.synthesis())

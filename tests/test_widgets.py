@@ -318,7 +318,8 @@ def test_log_domain_and_lin_top_size_scales_from_data():
 # -- layout: one namespace over focused modules ---------------------------------------------
 
 HOMES = {
-    html: ("esc", "PALETTE", "SERIES", "CALLOUT_KINDS", "Callout", "MathPeek", "RevealGate"),
+    html: ("esc", "PALETTE", "SERIES", "TEXT", "CALLOUT_KINDS", "Callout", "MathPeek",
+           "RevealGate"),
     questions: ("Question", "Prediction", "Checkpoint", "Options", "Check", "Refusal",
                 "credit_text"),
     charts: ("make_scale", "set_domain", "figure", "line_mark", "bar_mark", "scatter_mark",

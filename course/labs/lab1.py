@@ -15,12 +15,13 @@ import math
 
 from nbformat import NotebookNode
 
-from labkit.core.format import fmt_count, fmt_num, fmt_pct, fmt_time
+from labkit.core.format import counted, fmt_count, fmt_num, fmt_pct, fmt_time
 from labkit.core.grids import context_options
 from labkit.core.units import GB, J_PER_MWH, J_PER_WH
 from labkit.course import cells as c
 from labkit.course.scaffold import (
     Exercise,
+    checkpoint_answers,
     finish,
     header_cells,
     notebook_title,
@@ -30,11 +31,12 @@ from labkit.course.scaffold import (
 )
 from labkit.labs.inference_economy.info import INFO
 from labkit.labs.parts import PARTS
-from labkit.physics.batching import sample_lengths, step_tables
+from labkit.physics.batching import sample_lengths
 from labkit.physics.kvcache import kv_fraction_per_device
 from labkit.physics.roofline import decode_roofline
 from labkit.plans.economy import event_cost
 from labkit.plans.serving import serving_plan, track_capacity
+from labkit.plans.workload import front_end_label, front_end_s, pass_table_s
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track, get_track
@@ -146,7 +148,7 @@ def exercise_a(t: Track) -> Exercise:
 The setup budget is a one-time amount; every {one} processed costs a little, every day. An
 optimisation (say, a better kernel) cuts the cost per {one} by {fmt_pct(SAVING)}. **At how
 many {many} per day would the cumulative recurring cost reach the setup budget in exactly
-{fmt_count(days)} day{"" if days == 1 else "s"}?** Store it in `answer_A` ({many} per
+{counted(days, "day")}?** Store it in `answer_A` ({many} per
 day). Use the numbers in the cell below, in {unit}: the cost per {one} is the sum of its
 named parts ({cost.basis}). (The target is chosen so the answer is a demand Part A's control
 reaches and this deployment can process.)
@@ -322,12 +324,12 @@ RESERVE = {t.memory_reserve_fraction}  # fraction of that memory kept free (frag
              "beside the weights)")
     longest = len(batch_table_ms(t))
     more = (f"; a batch of {fmt_count(target + 1)} would not" if target < longest else "")
+    fit = f"all {fmt_count(target)} fit" if target > 1 else f"the {one} fits"
     statement = f"""
-The device finishes a static batch of **{fmt_count(target)} {many}** within the
-{fmt_time(t.slo_s)} deadline (in {fmt_time(batch_s)}){more}, so product wants room for
-{fmt_count(target)} {many} in flight at once{where}. **What is the largest state per {one},
-in bytes, so that all {fmt_count(target)} fit?** Store the largest whole number of bytes in
-`answer_B`.
+The device finishes a static batch of **{counted(target, one, many)}** within the
+{fmt_time(t.slo_s)} deadline (in {fmt_time(batch_s)}: {pass_basis(t)}){more}, so product wants room for
+{counted(target, one, many)} in flight at once{where}. **What is the largest state per {one},
+in bytes, so that {fit}?** Store the largest whole number of bytes in `answer_B`.
 """
     data = common + ("WEIGHTS_IN_FLASH = True  # weights do not use SRAM on this device\n"
                      if cap.weight_location == "flash" else
@@ -343,7 +345,7 @@ from labkit.grading import expect_true
 from labkit.physics.memory import state_capacity
 _fits = {call.format(x="answer_B")}.max_sessions
 _over = {call.format(x="answer_B * 1.02 + 1")}.max_sessions
-expect_true(_fits >= {target}, "B", "we loaded {target} {many} in flight of your size beside the weights",
+expect_true(_fits >= {target}, "B", "we loaded {counted(target, one, many)} in flight of your size beside the weights",
             f"only {{_fits}} fit: your bytes per {one} is too large",
             "free memory = devices x usable x (1 - reserve) - weights; divide by the {many} in flight")
 expect_true(_over < {target}, "B", "we checked your answer is the largest that fits",
@@ -357,11 +359,18 @@ expect_true(_over < {target}, "B", "we checked your answer is the largest that f
 
 def batch_table_ms(t: Track, largest: int = MAX_STATIC_BATCH) -> list[float]:
     """Time to process a static batch of b = 1..largest inputs, ms (rounded as the notebook
-    prints it)."""
-    step, _ = step_tables(t.hardware_id, t.model_id, largest,
-                          weight_bits=t.weight_bits, kv_bits=t.kv_bits,
-                          window_bytes=t.window_bytes)
-    return [round(float(x) * 1e3, 4) for x in step]
+    prints it): labkit.plans.workload.pass_table_s, the p(B) Part C's widget shows (a CNN's
+    pass with each input's signal front end)."""
+    return [round(float(x) * 1e3, 4) for x in pass_table_s(t, largest)]
+
+
+def pass_basis(t: Track) -> str:
+    """What a batch time counts, in words: the model pass, with each input's signal front
+    end where the device computes one (as Part C's p(B) does)."""
+    one, _ = unit_noun(t)
+    if front_end_s(t) > 0:
+        return f"the model pass with each {one}'s {front_end_label(t)}, as Part C times it"
+    return "the model pass, as Part C times it"
 
 
 def static_batch_limit(t: Track) -> int:
@@ -407,7 +416,7 @@ def _exercise_c_cnn(t: Track) -> tuple[str, str, str, str, str]:
 # Part C numbers for this track (read-only)
 ARRIVALS_PER_S = {rate!r}  # {many} per second
 DEADLINE_MS = {t.slo_s * 1e3!r}
-BATCH_MS = {table}  # BATCH_MS[b - 1] = time to process a batch of b {many}, ms
+BATCH_MS = {table}  # BATCH_MS[b - 1] = time to process a batch of b {many}, ms ({pass_basis(t)})
 """
     if expected >= 2 or (len(table) > 1 and 1 / rate + table[1] / 1e3 <= t.slo_s):
         statement = f"""
@@ -432,7 +441,9 @@ expect_true(answer_C == {expected}, "C", "we checked the largest batch that meet
     statement = f"""
 {many.capitalize()} arrive at {fmt_num(rate)} per second, so a **static** batch of two would
 make the first {one} wait {fmt_time(1 / rate)} for the second — longer than the {deadline}
-by itself: at this rate the device processes each {one} alone, and is idle most of the time.
+by itself: at this rate the device processes each {one} alone ({fmt_time(table[0] / 1e3)}
+each: {pass_basis(t)}), busy {fmt_pct(rate * table[0] / 1e3)} of the
+time.
 How much faster could {many} arrive? A batch of `b` {many} (one of the table's
 batches{memory}) keeps up with arrivals only up to `b / T(b)` per second; at a rate `r` its
 oldest {one} waits `(b - 1) / r`, then the batch takes `T(b)` from the table. **What is the
@@ -495,6 +506,10 @@ expect_close("answer_C", answer_C, {expected!r}, "C", rel=0.01,
         visible = 'expect_number("answer_C", answer_C, "C", positive=False)'
     else:
         statement, data, solution, hidden, visible = _exercise_c_cnn(t)
+        # the busy share the turned-round statement quotes: arrivals x one input's pass
+        busy = t.demand_rate_per_s * batch_table_ms(t, static_batch_limit(t))[0] / 1e3
+        return Exercise(statement, data, "answer_C", solution, visible, hidden,
+                        POINTS["exercise"], values=(busy,))
     return Exercise(statement, data, "answer_C", solution, visible, hidden, POINTS["exercise"])
 
 
@@ -621,8 +636,9 @@ def build_notebook(track_id: str) -> NotebookNode:
     t = get_track(track_id)
     ids = c.CellIds(prefix=INFO.id)
     cells: list[NotebookNode] = []
+    checkpoints = checkpoint_answers(INFO.id, t.id)
     for part in PARTS:
         cells += part_cells(part, INFO.part_titles[part], t.narrative.hooks[part], ids,
-                            EXERCISES[part](t))
+                            EXERCISES[part](t), checkpoints[part])
     cells += _synthesis(t, ids)
     return finish(_header(t, ids, cells) + cells, notebook_title(INFO, t))

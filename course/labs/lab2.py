@@ -17,12 +17,13 @@ from types import ModuleType
 from nbformat import NotebookNode
 
 from labkit import scenarios as folders
-from labkit.core.format import fmt_count, fmt_num, fmt_time
+from labkit.core.format import counted, fmt_count, fmt_num, fmt_time
 from labkit.course import cells as c
 from labkit.course.hooks import lab2_hooks as hooks
 from labkit.course.scaffold import (
     Exercise,
     Requirement,
+    checkpoint_answers,
     finish,
     header_cells,
     literal,
@@ -226,7 +227,7 @@ def exercise_b_lm(t: Track) -> Exercise:
         raise ValueError(f"track {t.id!r}: no context fits the TPOT budget in Exercise B")
     seqs = "one sequence" if b == 1 else f"{fmt_count(b)} sequences"
     statement = f"""
-A replica of {fmt_count(d)} device(s) shares the weight fetch, the compute and the KV reads of
+A replica of {counted(d, "device")} shares the weight fetch, the compute and the KV reads of
 one decode step evenly (the paper's pooled convention) and pays a fixed overhead per step, on
 the achievable roofline Part B sizes with. With {seqs} per step and a TPOT budget of
 {fmt_time(t.slo_s)} (one step, no prefill in it), **what is the longest context (tokens per
@@ -468,8 +469,10 @@ def build_notebook(track_id: str) -> NotebookNode:
     t = get_track(track_id)
     ids = c.CellIds(prefix=INFO.id)
     story = hooks(t)
+    checkpoints = checkpoint_answers(INFO.id, t.id)
     cells: list[NotebookNode] = []
     for part in PARTS:
-        cells += part_cells(part, INFO.part_titles[part], story[part], ids, EXERCISES[part](t))
+        cells += part_cells(part, INFO.part_titles[part], story[part], ids, EXERCISES[part](t),
+                            checkpoints[part])
     cells += _synthesis(t, ids)
     return finish(_header(t, ids, cells) + cells, notebook_title(INFO, t))

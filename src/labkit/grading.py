@@ -48,6 +48,29 @@ def expect_committed(widget: object, part: str, what: str = "prediction") -> Non
                     "and press Commit, then save the notebook")
 
 
+CHECKPOINT_CREDITS = ("correct", "commit")
+"""How a checkpoint earns its point (``c.LabkitGrade.checkpoint_credit``): its first
+committed answer is the computed one, or any committed answer (completion)."""
+
+
+
+def expect_checkpoint(widget: object, part: str, correct: object) -> None:
+    """Checkpoint credit: an answer is committed and, unless the course grades checkpoints
+    for completion (the widget's ``credit`` is ``"commit"``), the first one committed -- the
+    answer given before the feedback -- is ``correct``."""
+    __tracebackhide__ = True
+    expect_committed(widget, part, "checkpoint answer")
+    if getattr(widget, "credit", "correct") == "commit":
+        return
+    first = getattr(widget, "first", None)
+    if first is None:
+        first = getattr(getattr(widget, "entry", None), "first", None)
+    if first != correct:
+        raise _fail(part, "we compared your first committed checkpoint answer with the one "
+                    "the part computes", "they differ (a later revision does not count)",
+                    f"the Part {part} reveal and the checkpoint's feedback")
+
+
 def _number(name: str, value: object, part: str, *, positive: bool) -> float:
     """``value`` as a float, or the student-facing failure (None, not finite, not positive)."""
     __tracebackhide__ = True

@@ -213,7 +213,8 @@ def test_a_committed_prediction_re_runs_its_self_check_and_shows_a_tick(lab1):
 def test_the_widget_says_what_a_commit_is_worth_from_the_scaffold_s_points(lab1):
     part = lab1.part("B")
     assert part.predict.credit_html.value.count(lw.esc(lw.credit_text(PREDICTION_POINTS))) == 1
-    assert lw.esc(lw.credit_text(CHECKPOINT_POINTS)) in part.checkpoint.credit_html.value
+    assert lw.esc(lw.credit_text(CHECKPOINT_POINTS, True)) in part.checkpoint.credit_html.value
+    assert "first committed answer" in lw.credit_text(1, True)  # a checkpoint: for being right
     assert "1 point for committing" in lw.credit_text(1)
     assert lw.credit_text(None).startswith("Ungraded")
     # the course's graded completion cells use the same numbers (read without importing it)

@@ -83,7 +83,8 @@ def test_part_a_lm_sentences_follow_the_roofline(lab, track):
             overlapped = pt.compute_step_s >= pt.weight_step_s + pt.kv_step_s
             assert ("already outlasts all memory traffic" in boundary.value) == (
                 overlapped and r["knee_batch"] is not None), where
-        mem = rf.memory_budget(hw, part.model, s, b, wb, kb, tp=tp)
+        mem = rf.memory_budget(hw, part.model, s, b, wb, kb, tp=tp,
+                               reserve_fraction=tr.memory_reserve_fraction)
         assert part.callouts["oom"].active == bool(mem.over_budget), where
         assert part.callouts["slo"].active == (tr.slo_kind == "tpot" and pt.step_s > tr.slo_s)
         assert part.callouts["window"].active == (s > part.model.max_context)
@@ -91,8 +92,9 @@ def test_part_a_lm_sentences_follow_the_roofline(lab, track):
         sb = rf.serving_batch(hw, part.model, wb, mode=mode)
         at = rf.decode_roofline(hw, part.model, sb, s, wb, kb, tp=tp, mode=mode)
         assert r["per_token_at_serving_s"] == pytest.approx(at.per_token_s, rel=1e-9)
-        fits = r["device"] == "paper" or not rf.memory_budget(hw, part.model, s, sb, wb, kb,
-                                                             tp=tp).over_budget
+        fits = r["device"] == "paper" or not rf.memory_budget(
+            hw, part.model, s, sb, wb, kb, tp=tp,
+            reserve_fraction=tr.memory_reserve_fraction).over_budget
         if not fits:  # feasibility first: no time quoted at a batch that does not fit
             assert "It does not fit memory at" in part.details.value, where
             assert "Per token (step ÷ B) that is" not in part.details.value, where
@@ -127,8 +129,9 @@ def _assert_levers_are_moves(part, marked, b, s, wb, kb, hw, tp):
 
 
 def r_fits_any(part, hw, s, batches, wb, kb, tp):
-    return any(not rf.memory_budget(hw, part.model, s, x, wb, kb, tp=tp).over_budget
-               for x in batches)
+    reserve = part.track.memory_reserve_fraction
+    return any(not rf.memory_budget(hw, part.model, s, x, wb, kb, tp=tp,
+                                    reserve_fraction=reserve).over_budget for x in batches)
 
 
 def _cost(part) -> tuple[float, ...]:

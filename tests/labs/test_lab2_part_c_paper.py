@@ -23,6 +23,7 @@ from labkit.physics.parallelism import (
 from labkit.physics.phases import prefill_time
 from labkit.physics.roofline import critical_batch
 from labkit.plans.design import MOE_OPTIONS, scenario
+from labkit.plans.scenarios.common import serving_device
 from labkit.plans.scenarios.tiers import TIERS, slo_met, tier_rows, tier_tp
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
@@ -238,7 +239,7 @@ def test_reveal_tables_highlight_your_row_and_match_the_physics(lab, track, mode
                      (tuple(r["degrees"]), r["preset"]["context"], r["preset"]["batch"]))
     assert [x.label for x in rows] == ["Small", "Medium", "Large", "yours"]
     for row in rows:
-        ref = config_at(tr.hardware_id, model_id, row.context, row.batch, tr.weight_bits,
+        ref = config_at(serving_device(tr), model_id, row.context, row.batch, tr.weight_bits,
                         tr.kv_bits, (row.tp, row.cp, 1, 1, 1) if row.label != "yours"
                         else tuple(r["degrees"]), mode="achievable")
         assert row.config == ref

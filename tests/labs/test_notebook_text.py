@@ -108,10 +108,14 @@ def test_points_in_the_header_are_the_graded_cells_points(lab, track):
     nb = _notebook(lab, track)
     graded = [c.metadata["nbgrader"] for c in nb.cells if c.metadata["nbgrader"].get("grade")]
     total = sum(m.get("points", 0) for m in graded)
-    committed = sum(m["points"] for c, m in ((c, c.metadata["nbgrader"]) for c in nb.cells)
-                    if m.get("grade") and "expect_committed(" in c.source)
+    cells = [(c, c.metadata["nbgrader"]) for c in nb.cells]
+    checked = sum(m["points"] for c, m in cells
+                  if m.get("grade") and "expect_checkpoint(" in c.source)
+    committed = sum(m["points"] for c, m in cells if m.get("grade")
+                    and "expect_committed(" in c.source and "expect_checkpoint(" not in c.source)
     intro = nb.cells[0].source
     assert f"**Points.** {total:g} in all: {committed:g} for committing" in intro
+    assert f"{checked:g} for the checkpoints" in intro and checked > 0
     assert "**Reading.**" in intro and "**Before you start.**" in intro
     if lab == "lab2":
         assert "Lab 1 on this track" in intro and "Roofline" in intro

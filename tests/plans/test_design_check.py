@@ -56,8 +56,10 @@ def test_a_fleet_design_that_passes_also_passes_prefill_ttft_and_the_cap(track):
             assert fs.prefill_s == pytest.approx(pre, rel=1e-9)
         tau = fs.step_s + tr.scheduler_overhead_s
         rate = lam / cfg["dp"]
-        # capacity with every slot busy (the basis Lab 1 and Part B size fleets on)
-        full = fs.slots_step_s + tr.scheduler_overhead_s
+        # capacity with every slot busy, at a request's mean context (the basis Lab 1 and
+        # Part B size fleets on)
+        assert fs.capacity_context == round(tr.prompt_tokens + tr.output_tokens / 2)
+        full = fs.capacity_step_s + tr.scheduler_overhead_s
         util = rate * (fs.prefill_s + decode * full / fs.slots_per_replica)
         assert fs.utilisation == pytest.approx(util, rel=1e-9)
         assert fs.slots_per_replica >= 1
@@ -84,8 +86,10 @@ def test_fleet_capacity_is_the_serving_plans(track, wb, tp, dp):
     assert fs is not None
     sp = serving_plan(track, weight_bits=wb, kv_bits=wb, devices_per_replica=tp,
                       batch_size=fs.slots_per_replica, with_baseline=False)
-    assert fs.capacity_per_s == pytest.approx(sp.replica_capacity_requests_per_s, rel=0.01)
-    assert abs(fs.provisioned_replicas - sp.replicas) <= max(1, 0.02 * sp.replicas)
+    # one replica shape, one capacity: the design check's and Lab 1's / Part B's agree to
+    # the digits shown (issue: Part B's mu 5.29 vs Part D's 5.24 for the same replica)
+    assert fs.capacity_per_s == pytest.approx(sp.replica_capacity_requests_per_s, rel=1e-4)
+    assert fs.provisioned_replicas == sp.replicas
 
 
 @pytest.mark.parametrize("track", FLEET)

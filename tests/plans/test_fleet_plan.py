@@ -14,7 +14,9 @@ from labkit.physics.parallelism import config_at, context_parallel_ttft
 from labkit.physics.phases import prefill_time
 from labkit.physics.roofline import balance_context, critical_batch, decode_roofline
 from labkit.plans.design import fleet_table, not_candidate_reason
+from labkit.plans.scenarios.common import serving_device
 from labkit.plans.serving import serving_plan
+from labkit.registries.hardware import get_hardware
 from labkit.tracks import get_track
 
 TR = get_track("cloud_fleet")
@@ -25,8 +27,11 @@ TR = get_track("cloud_fleet")
     (4572, 32768, "batch", 16, 8)])
 def test_size_fleet_adds_prefill_and_the_cap_to_the_decode_only_count(users, ctx, slo, wb, kb):
     f = fleet.size_fleet(TR, users, ctx, slo, wb, kb)
-    sz = size_deployment(TR.hardware_id, TR.model_id, users, ctx, fleet.slo_tpot(slo), wb, kb,
-                         mode="achievable")
+    # the served device: memory after the track's serving reserve (one definition)
+    sz = size_deployment(serving_device(TR), TR.model_id, users, ctx, fleet.slo_tpot(slo), wb,
+                         kb, mode="achievable")
+    assert f.usable_bytes_per_device == pytest.approx(
+        get_hardware(TR.hardware_id).usable_memory_bytes * (1 - TR.memory_reserve_fraction))
     assert f.sizing == sz and f.decode_only_devices == sz.total_devices
     assert f.demand_rate_per_s == pytest.approx(TR.demand_rate_per_s * users
                                                 / fleet.fleet_users(TR))

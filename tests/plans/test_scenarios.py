@@ -191,7 +191,7 @@ PINS = {  # design_check(track, {}) as the dict-returning version gave it (ring 
                                    "reference": 9185.28},
                         reference={"weight_bits": 8, "kv_bits": 8, "tp": 8, "cp": 1, "pp": 1,
                                    "dp": 16, "ep": 1},
-                        constraint=("memory", False, 419057627904.0, 80000000000.0)),
+                        constraint=("memory", False, 419057627904.0, 72000000000.0)),
     "iphone": dict(feasible=True, failed=[], devices=1, min_devices=1, extra_devices=0,
                    objective={"name": "daily energy", "unit": "mWh/day",
                               "value": 486.10202121527334, "reference": 473.4036335229656},

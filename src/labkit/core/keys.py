@@ -18,3 +18,9 @@ def answer_key(track_id: str, part: str, kind: str) -> str:
         raise ValueError(f"part must be one of {PARTS} and kind prediction/checkpoint/memo; "
                          f"got {part!r}, {kind!r}")
     return f"{track_id}.{part}.{kind}"
+
+
+CHECKPOINT_RULE = ("when your first committed answer is the one the part computes; a "
+                   "course may count any committed answer instead")
+"""How a checkpoint earns its point, in a student's words (the widget and the notebook;
+``c.LabkitGrade.checkpoint_credit`` chooses: ``labkit.grading.expect_checkpoint``)."""

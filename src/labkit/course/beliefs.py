@@ -4,7 +4,7 @@ computes -- the class summary shows it, so an instructor sees the common misconc
 before the next lecture.
 
 Answers come from the collected ``labkit_answers.json`` files, checked as the grader checks
-them (:func:`labkit.course.judge.answer_audit`): a value no widget records, a symlink or an
+them (:func:`labkit.course.judge.first_answers`): a value no widget records, a symlink or an
 unreadable file is left out. The first answer counts (the one committed before the reveal).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from labkit.core.answers import LEDGER_ENV, AnswerStore
 from labkit.core.keys import PARTS
-from labkit.course.judge import answer_audit
+from labkit.course.judge import first_answers
 
 
 @dataclass(frozen=True)
@@ -101,18 +101,6 @@ def questions(lab_id: str, track_id: str) -> list[Question]:
             os.environ.pop(LEDGER_ENV, None)
         else:
             os.environ[LEDGER_ENV] = saved
-
-
-def first_answers(answers_file: Path, lab_id: str) -> dict[str, object]:
-    """{key: first committed value} of the answers the grader accepts in one file."""
-    keys, _refused = answer_audit(answers_file, lab_id)
-    if not keys:
-        return {}
-    try:
-        entries = AnswerStore(answers_file).entries(lab_id)
-    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError):
-        return {}
-    return {e.key: e.first for e in entries if e.key in keys}
 
 
 def class_beliefs(course_root: Path, assignment: str) -> tuple[Belief, ...]:

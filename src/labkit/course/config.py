@@ -12,6 +12,7 @@ options of :class:`LabkitGrade`::
     c.LabkitGrade.job_timeout = 900    # seconds per submission
     c.LabkitGrade.memory_mb = 3072     # MiB per student kernel
     c.LabkitGrade.cpus = 1.0           # CPU cores per student kernel
+    c.LabkitGrade.checkpoint_credit = "correct"  # or "commit": completion credit
     c.LabkitGrade.scheduler = "tcp://dask-scheduler:8786"
 
 :class:`LabkitGrade` is the one definition of each option (name, type, default, help,
@@ -38,6 +39,8 @@ from traitlets.config import Config, Configurable
 from traitlets.config.loader import ConfigFileNotFound, LazyConfigValue, PyFileConfigLoader
 from traitlets.utils.importstring import import_item
 
+from labkit.grading import CHECKPOINT_CREDITS
+
 CONFIG_FILE = "nbgrader_config.py"
 DEFAULT_COURSE_ID = "labkit"
 
@@ -59,6 +62,10 @@ class LabkitGrade(Configurable):
     cpus = Float(1.0, help="CPU cores each student kernel may use").tag(config=True, above=0)
     scheduler = Unicode(None, allow_none=True, help="a Dask scheduler to grade on "
                         "(tcp://host:8786); unset or empty: the local pool").tag(config=True)
+    checkpoint_credit = Unicode("correct", help="how a checkpoint earns its point: "
+                                "'correct' (the first committed answer is the computed one) "
+                                "or 'commit' (any committed answer: completion)"
+                                ).tag(config=True, choices=CHECKPOINT_CREDITS)
 
 
 def option_names() -> tuple[str, ...]:
@@ -84,6 +91,8 @@ def accepted(name: str) -> str:
     """What ``c.LabkitGrade.<name>`` accepts, in words: ``an integer >= 1``."""
     trait = _trait(name)
     kind = {"Int": "an integer", "Float": "a number"}.get(type(trait).__name__, "a string")
+    if "choices" in trait.metadata:
+        return "one of " + ", ".join(repr(c) for c in trait.metadata["choices"])
     if "above" in trait.metadata:
         return f"{kind} > {trait.metadata['above']:g}"
     if "minimum" in trait.metadata:
@@ -107,6 +116,8 @@ def check_option(name: str, value: Any) -> Any:
     low, above = trait.metadata.get("minimum"), trait.metadata.get("above")
     if ok and ((low is not None and value < low) or (above is not None and value <= above)):
         ok = False
+    if ok and "choices" in trait.metadata and value not in trait.metadata["choices"]:
+        ok = False
     if not ok:
         raise ValueError(f"{name} must be {accepted(name)}, got {value!r}")
     return value
@@ -123,6 +134,7 @@ class GradeOptions:
     memory_mb: int = option_default("memory_mb")
     cpus: float = option_default("cpus")
     scheduler: str | None = option_default("scheduler")
+    checkpoint_credit: str = option_default("checkpoint_credit")
     isolate: bool = True        # refuse to grade when the sandbox is unavailable
     force: bool = False         # regrade even what the journal shows as done
     progress: bool = True

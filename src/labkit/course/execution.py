@@ -36,7 +36,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
 from nbgrader.preprocessors import Execute, SaveAutoGrades
-from traitlets import Bool, Integer
+from traitlets import Bool, Integer, Unicode
 
 from labkit.course import judge as judging
 from labkit.course.sandbox import INFO_FILE, Policy, demote_strays, kill_user, stray_count
@@ -209,6 +209,8 @@ class GradingExecute(Execute):
                                         ).tag(config=True)
     max_kernel_failures = Integer(3, help="fresh kernels per notebook before giving up"
                                   ).tag(config=True)
+    checkpoint_credit = Unicode("correct", help="how a checkpoint earns its point "
+                                "(c.LabkitGrade.checkpoint_credit)").tag(config=True)
     judged = Bool(True, help="run test cells in labkit.course.judge, not in the kernel"
                   ).tag(config=True)
 
@@ -249,7 +251,9 @@ class GradingExecute(Execute):
     def _judged(self, nb: NotebookNode, resources: Any,
                 km: Any) -> tuple[NotebookNode, Any]:
         plan = judging.plan_notebook(nb)
-        committed = judging.committed_keys(Path(self.answers_path or os.devnull), plan.lab_id)
+        answers_file = Path(self.answers_path or os.devnull)
+        committed = judging.committed_keys(answers_file, plan.lab_id)
+        firsts = judging.first_answers(answers_file, plan.lab_id)
         marker = f"@@labkit-answers-{secrets.token_hex(16)}@@"
         for t in plan.tests:
             nb.cells[t.index].source = ""  # the kernel never sees a test, hidden or not
@@ -264,7 +268,9 @@ class GradingExecute(Execute):
         type(self).oversized.extend(name for name, a in answers.items()
                                     if isinstance(a, judging.Unusable) and a.too_large)
         start = time.perf_counter()
-        for t, verdict in zip(plan.tests, judging.judge(plan, answers, committed), strict=True):
+        verdicts = judging.judge(plan, answers, committed, firsts=firsts,
+                                 checkpoint_credit=self.checkpoint_credit)
+        for t, verdict in zip(plan.tests, verdicts, strict=True):
             nb.cells[t.index].outputs = verdict.outputs()
             nb.cells[t.index].execution_count = None
             if verdict.ename == judging.GRADING_ERROR:

@@ -229,6 +229,7 @@ def _make_job(root: Path, run_dir: Path, n: int, assignment: str, student: str,
     notebooks = sorted(p.stem for p in release.glob("*.ipynb"))
     job = {"assignment": assignment, "student": student, "course_id": course_id,
            "notebooks": notebooks, "timeout": options.cell_timeout,
+           "checkpoint_credit": options.checkpoint_credit,
            "memory_bytes": options.memory_mb * 1024**2,
            "cpu_seconds": options.job_timeout, "isolate": options.isolate,
            "cpus": options.cpus, JOB_CONFIG: job_config(root),  # the course's nbgrader config

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labkit.core.keys import PARTS, answer_key
+from labkit.grading import CHECKPOINT_CREDITS
 
 if TYPE_CHECKING:  # the judge process never imports nbformat (1.7 s of jsonschema)
     from nbformat import NotebookNode
@@ -328,6 +329,22 @@ def committed_keys(answers_file: Path, lab_id: str | None) -> list[str]:
     return answer_audit(answers_file, lab_id)[0]
 
 
+def first_answers(answers_file: Path, lab_id: str | None) -> dict[str, JSONValue]:
+    """{key: first committed value} of the answers that count (:func:`answer_audit`) in a
+    submitted answers file: what a checkpoint's correctness is judged on."""
+    keys = set(committed_keys(answers_file, lab_id))
+    if not keys:
+        return {}
+    from labkit.core.answers import AnswerStore
+
+    try:
+        entries = AnswerStore(answers_file).entries(lab_id)
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError,
+            RecursionError):
+        return {}
+    return {e.key: e.first for e in entries if e.key in keys}
+
+
 @dataclass(frozen=True)
 class Choices:
     """What a prediction or checkpoint accepts: one of ``options``, or a number within
@@ -441,7 +458,12 @@ class Verdict:
 
 @dataclass(frozen=True)
 class _Committed:
+    """What a test cell sees of a widget: committed, its first committed value and how a
+    checkpoint earns credit (``labkit.grading.expect_checkpoint``)."""
+
     committed: bool
+    first: object = None
+    credit: str = "correct"
 
 
 @dataclass(frozen=True)
@@ -450,9 +472,13 @@ class _PartAnswers:
     checkpoint: _Committed
 
 
-def _parts(track_id: str | None, keys: set[str]) -> dict[str, _PartAnswers]:
-    return {p: _PartAnswers(_Committed(answer_key(str(track_id), p, "prediction") in keys),
-                            _Committed(answer_key(str(track_id), p, "checkpoint") in keys))
+def _parts(track_id: str | None, firsts: Mapping[str, Any],
+           credit: str) -> dict[str, _PartAnswers]:
+    def seen(key: str) -> _Committed:
+        return _Committed(key in firsts, firsts.get(key), credit)
+
+    return {p: _PartAnswers(seen(answer_key(str(track_id), p, "prediction")),
+                            seen(answer_key(str(track_id), p, "checkpoint")))
             for p in PARTS}
 
 
@@ -480,6 +506,8 @@ class _Request:
     committed: list[str] = field(default_factory=list)
     track_id: str | None = None
     answer_names: list[str] = field(default_factory=list)
+    firsts: dict[str, Any] = field(default_factory=dict)
+    checkpoint_credit: str = "correct"
 
 
 def _alarm(_signum: int, _frame: object) -> None:
@@ -496,7 +524,9 @@ def _run_tests(req: _Request) -> list[Verdict]:
     data: dict[str, object] = {}
     for src in req.data_sources:  # literals only: evaluated, never executed
         data.update(literal_assignments(src) or {})
-    parts = _parts(req.track_id, set(req.committed))
+    firsts = {k: req.firsts.get(k) for k in req.committed}
+    credit = req.checkpoint_credit if req.checkpoint_credit in CHECKPOINT_CREDITS else "correct"
+    parts = _parts(req.track_id, firsts, credit)
     answers: dict[str, Any] = dict(req.answers)
     answers.update({k: Unusable(v) for k, v in req.unusable.items()})
     names = tuple(req.answer_names)
@@ -522,8 +552,13 @@ def _run_tests(req: _Request) -> list[Verdict]:
 
 
 def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
-          committed: Sequence[str], *, timeout: float = JUDGE_SECONDS) -> list[Verdict]:
-    """Run ``plan``'s tests in a fresh ``python -I -m labkit.course.judge`` process."""
+          committed: Sequence[str], *, timeout: float = JUDGE_SECONDS,
+          firsts: Mapping[str, JSONValue] | None = None,
+          checkpoint_credit: str = "correct") -> list[Verdict]:
+    """Run ``plan``'s tests in a fresh ``python -I -m labkit.course.judge`` process.
+    ``committed``: the answer keys that count (:func:`committed_keys`); ``firsts``: their
+    first committed values (:func:`first_answers`); ``checkpoint_credit``: the course's
+    ``c.LabkitGrade.checkpoint_credit``."""
     if not plan.tests:
         return []
     req = {
@@ -533,6 +568,8 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
         "unusable": {k: v.reason for k, v in answers.items() if isinstance(v, Unusable)},
         "committed": list(committed), "track_id": plan.track_id,
         "answer_names": list(plan.answer_names),
+        "firsts": {k: encode(v) for k, v in (firsts or {}).items() if k in committed},
+        "checkpoint_credit": checkpoint_credit,
     }
     try:
         proc = subprocess.run([sys.executable, "-I", "-m", "labkit.course.judge"],
@@ -557,6 +594,7 @@ def main() -> None:
     raw = json.loads(sys.stdin.read())
     # the parent sent only checked values; refuse anything else, and unwrap them
     raw["answers"] = {str(k): _checked(v) for k, v in dict(raw["answers"]).items()}
+    raw["firsts"] = {str(k): _checked(v) for k, v in dict(raw.get("firsts", {})).items()}
     req = _Request(**raw)
     verdicts = _run_tests(req)
     sys.stdout.write(json.dumps([asdict(v) for v in verdicts]))

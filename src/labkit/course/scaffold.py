@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from nbformat import NotebookNode
 
 from labkit.core.format import fmt_count, fmt_num, fmt_time, format_bytes
+from labkit.core.keys import CHECKPOINT_RULE
 from labkit.course import cells as c
 from labkit.labs.info import LabInfo
 from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
@@ -44,10 +45,12 @@ class Exercise:
     number check reads them)."""
 
 
-def commit_cell(widget: str, button: str) -> str:
-    """A widget cell: students click; the source (solution) commits in code so it runs."""
+def commit_cell(widget: str, button: str, solution: str | None = None) -> str:
+    """A widget cell: students click; the source (solution) commits ``solution`` (an
+    expression; default the first option) in code so it runs."""
+    value = solution or f"{widget}.options[0]"
     return (f"# Choose an answer below and press \"{button}\": it is saved with your notebook.\n"
-            f"### BEGIN SOLUTION\n{widget}.commit({widget}.options[0])\n### END SOLUTION\n"
+            f"### BEGIN SOLUTION\n{widget}.commit({value})\n### END SOLUTION\n"
             f"{widget}")
 
 
@@ -64,9 +67,23 @@ def exercise_cells(part: str, ids: c.CellIds, ex: Exercise) -> list[NotebookNode
     ]
 
 
+def checkpoint_answers(lab_id: str, track_id: str) -> dict[str, object]:
+    """Each part's checkpoint answer as the lab computes it on the track (for the hidden
+    test that grades it, :func:`part_cells`)."""
+    from labkit.course.beliefs import questions
+
+    return {q.part: q.computed for q in questions(lab_id, track_id) if q.kind == "checkpoint"}
+
+
 def part_cells(part: str, title: str, hook: str, ids: c.CellIds,
-               exercise: Exercise) -> list[NotebookNode]:
-    """Every cell of one part, in lesson order."""
+               exercise: Exercise, checkpoint_answer: object = None) -> list[NotebookNode]:
+    """Every cell of one part, in lesson order. ``checkpoint_answer``: the checkpoint's
+    computed answer, which only the hidden test holds (``expect_checkpoint``); None: the
+    checkpoint earns completion credit only."""
+    hidden = ("" if checkpoint_answer is None else
+              "\n### BEGIN HIDDEN TESTS\n"
+              f"expect_checkpoint({part}.checkpoint, \"{part}\", correct={checkpoint_answer!r})"
+              "\n### END HIDDEN TESTS")
     p, key = part, part.lower()
     return [
         c.markdown(f"## Part {p} · {title}\n\n{hook}", ids.take(f"{key}-title")),
@@ -83,12 +100,13 @@ def part_cells(part: str, title: str, hook: str, ids: c.CellIds,
         c.markdown("### Reveal", ids.take(f"{key}-reveal-md")),
         c.code(f"{p}.reveal", ids.take(f"{key}-reveal")),
         c.code(f"{p}.math", ids.take(f"{key}-math")),
-        c.markdown("### Checkpoint\nCommit an answer (completion credit: "
-                   f"{CHECKPOINT_POINTS} point; the feedback tells you whether it was right).",
-                   ids.take(f"{key}-checkpoint-md")),
-        c.answer(commit_cell(f"{p}.checkpoint", "Commit answer"),
+        c.markdown("### Checkpoint\nCommit an answer after the reveal "
+                   f"({CHECKPOINT_POINTS} point {CHECKPOINT_RULE}; the feedback tells you "
+                   "whether it was right).", ids.take(f"{key}-checkpoint-md")),
+        c.answer(commit_cell(f"{p}.checkpoint", "Commit answer", f"{p}.checkpoint_expected"),
                  ids.take(f"{key}-checkpoint")),
-        c.tests(f"expect_committed({p}.checkpoint, \"{p}\", \"checkpoint answer\")",
+        c.tests(f"expect_committed({p}.checkpoint, \"{p}\", \"checkpoint answer\")"
+                + hidden,
                 ids.take(f"{key}-checkpoint-done"), CHECKPOINT_POINTS),
         *exercise_cells(p, ids, exercise),
     ]
@@ -115,7 +133,7 @@ settings come back from the two files above."""
 def setup_cell(module: str, track_id: str, ids: c.CellIds) -> NotebookNode:
     """Imports, ``lab = Lab(TRACK)`` and the header widget of ``labkit.labs.<module>``."""
     source = f"""
-from labkit.grading import expect_choice, expect_committed, expect_number
+from labkit.grading import expect_checkpoint, expect_choice, expect_committed, expect_number
 from labkit.labs.{module} import Lab
 
 TRACK = "{track_id}"
@@ -306,24 +324,26 @@ def glossary_md(t: Track, terms: Sequence[Term]) -> str:
 
 def points_md(cells: Sequence[NotebookNode]) -> str:
     """What the graded cells are worth, from their nbgrader points."""
-    auto = manual = done = 0.0
+    auto = manual = done = checked = 0.0
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
         if not meta.get("grade"):
             continue
         pts = float(meta.get("points", 0))
-        if "expect_committed(" in str(cell.source):
+        if "expect_checkpoint(" in str(cell.source):
+            checked += pts
+        elif "expect_committed(" in str(cell.source):
             done += pts
         elif meta.get("solution"):
             manual += pts
         else:
             auto += pts
-    total = auto + manual + done
+    total = auto + manual + done + checked
     return (f"**Points.** {fmt_count(total)} in all: {fmt_count(done)} for committing your "
-            "prediction and your checkpoint answer in every part (completion credit — a "
-            f"committed answer earns its point whether or not it was right), {fmt_count(auto)} "
-            f"for the graded exercises (autograded) and {fmt_count(manual)} for the memo "
-            "(graded by hand).")
+            "prediction in every part (completion credit — an honest guess earns its point "
+            f"whether or not it was right), {fmt_count(checked)} for the checkpoints (each "
+            f"{CHECKPOINT_RULE}), {fmt_count(auto)} for the graded exercises (autograded) "
+            f"and {fmt_count(manual)} for the memo (graded by hand).")
 
 
 def bullets(items: Sequence[str]) -> str:

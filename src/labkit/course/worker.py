@@ -286,6 +286,7 @@ def _autograde(job_dir: Path, job: dict) -> str:
     cfg.Autograde.exclude_overwriting = {}
     # c.LabkitGrade.cell_timeout (--cell-timeout), not c.Execute.timeout: one setting
     cfg.GradingExecute.timeout = job["timeout"]
+    cfg.GradingExecute.checkpoint_credit = job.get("checkpoint_credit", "correct")
     cfg.GradingExecute.interrupt_on_timeout = True  # else every hung cell costs a kernel
     cfg.GradingExecute.force_raise_errors = False  # a cell's error costs that cell only
     cfg.GradingExecute.sandboxed = True

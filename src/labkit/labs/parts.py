@@ -1,10 +1,11 @@
 """What every lab part shares without widgets: its letters and what committing earns.
 
 :data:`PARTS` are the part letters every lab uses, in order (tracks key their hooks by
-them). :data:`PREDICTION_POINTS` / :data:`CHECKPOINT_POINTS` are the completion credit of a
-committed prediction / checkpoint: the widgets say it (:mod:`labkit.labs.common`) and the
-course's ``*-predict-done`` / ``*-checkpoint-done`` cells grade it
-(:mod:`labkit.course.scaffold`), both from here.
+them). :data:`PREDICTION_POINTS` / :data:`CHECKPOINT_POINTS` are the points of a committed
+prediction (completion credit: an honest guess costs nothing) and of a checkpoint (for the
+right first answer, or completion where ``c.LabkitGrade.checkpoint_credit = "commit"``):
+the widgets say it (:mod:`labkit.labs.common`) and the course's ``*-predict-done`` /
+``*-checkpoint-done`` cells grade it (:mod:`labkit.course.scaffold`), both from here.
 """
 
 from labkit.core.keys import PARTS
@@ -14,4 +15,5 @@ __all__ = ["CHECKPOINT_POINTS", "PARTS", "PREDICTION_POINTS"]
 PREDICTION_POINTS = 1
 """Points of a committed prediction (right or wrong): completion credit."""
 CHECKPOINT_POINTS = 1
-"""Points of a committed checkpoint answer (right or wrong): completion credit."""
+"""Points of a checkpoint: its first committed answer right (or committed, by the course's
+``checkpoint_credit``)."""

@@ -26,10 +26,11 @@ import ipywidgets as ipw
 
 from labkit import ui as lw
 from labkit.core.answers import AnswerStore, now_iso, record_ledger, write_json_atomic
-from labkit.core.format import fmt, format_bytes, plain_dict
+from labkit.core.format import fmt, plain_dict
 from labkit.labs.common import LabPart, answer_key, download_link, md_entry
 from labkit.labs.info import LabInfo
 from labkit.labs.parts import PARTS
+from labkit.plans.scenarios.common import memory_basis
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track, get_track
@@ -94,8 +95,9 @@ class LabBase(Generic[P]):
 
     # -- header --------------------------------------------------------------------------
     def _hardware_summary(self, hw: Hardware) -> str:
-        """The figures after the hardware's name in the header (escaped HTML)."""
-        return f"{format_bytes(hw.usable_memory_bytes)} usable"
+        """The figures after the hardware's name in the header (escaped HTML): the memory a
+        served model may fill, with its basis (the serving reserve)."""
+        return memory_basis(self.track)
 
     def _stakeholder_question(self) -> str:
         """What the stakeholder asks in the header (plain text)."""

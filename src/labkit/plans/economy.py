@@ -17,6 +17,7 @@ import numpy as np
 from labkit.core.format import counted, fmt_amount, fmt_num, fmt_time
 from labkit.core.units import DAYS_PER_YEAR, SECONDS_PER_HOUR
 from labkit.physics.batching import POLICY_LABELS
+from labkit.physics.derating import device_class_of
 from labkit.physics.economy import Crossover, cost_crossover
 from labkit.physics.memory import resident_weight_bytes
 from labkit.physics.phases import RequestPhases, cnn_compute_precision, cnn_inference_time
@@ -39,12 +40,14 @@ __all__ = [
     "Crossover",
     "CrossoverPoint",
     "EventCost",
+    "PassBasis",
     "PrecisionFloor",
     "RequestPhases",
     "TrackEconomy",
     "busy_daily_cost",
     "crossover_point",
     "event_cost",
+    "pass_basis_figures",
     "precision_floor",
     "track_crossover",
     "track_economy",
@@ -211,6 +214,46 @@ def crossover_point(track: str | Track, *, demand_rate_per_s: object = None,
 
 
 @dataclass(frozen=True)
+class PassBasis:
+    """One CNN pass at ``bits`` on a track's device, on both rooflines: the achievable one
+    every Lab 1 time uses (``compute_s`` of arithmetic, ``memory_s`` of traffic,
+    ``overhead_s``: ``pass_s``, as :func:`event_cost` times it) and the peak one Lab 2's
+    roofline quotes (``peak_compute_s``, ``peak_pass_s``: no derating, no overhead).
+    ``derating_text`` names where the achievable rate comes from (the device class);
+    ``rate_share`` is the achievable share of the peak arithmetic rate."""
+
+    bits: int
+    datapath: str
+    regime: str
+    compute_s: float
+    memory_s: float
+    overhead_s: float
+    pass_s: float
+    peak_compute_s: float
+    peak_pass_s: float
+    device_class: str
+    derating_text: str
+    rate_share: float
+
+
+def pass_basis_figures(track: str | Track, bits: int) -> PassBasis:
+    """:class:`PassBasis` of one pass of the track's CNN at ``bits`` (ValueError: a
+    transformer, whose phases are not one pass)."""
+    tr = get_track(track)
+    if tr.is_transformer:
+        raise ValueError(f"track {tr.id!r}: a language model has no single CNN pass")
+    hw = get_hardware(tr.hardware_id)
+    r = cnn_inference_time(hw, tr.model_id, bits, 1, "achievable")   # as event_cost times it
+    k = cnn_inference_time(hw, tr.model_id, bits, 1, "peak")
+    cls = device_class_of(hw).label
+    return PassBasis(int(bits), cnn_compute_precision(hw, bits).upper(), str(r.regime),
+                     float(r.compute_s), float(r.memory_s), float(r.overhead_s),
+                     float(r.latency_s), float(k.compute_s), float(k.latency_s), cls,
+                     f"the derating measured for the {cls} class",
+                     float(k.compute_s) / float(r.compute_s))
+
+
+@dataclass(frozen=True)
 class PrecisionFloor:
     """A CNN weight precision whose cost per event equals other offered precisions'
     (``peers``): the device runs them all on one ``datapath`` and one pass is ``regime``
@@ -228,6 +271,7 @@ class PrecisionFloor:
     device: str
     overhead_s: float = 0.0
     pass_s: float = 0.0   # the whole pass: max(compute, memory) + overhead, s (achievable)
+    basis: PassBasis | None = None   # the same pass on both rooflines (peak beside it)
 
 
 def precision_floor(track: str | Track, bits: int,
@@ -240,11 +284,10 @@ def precision_floor(track: str | Track, bits: int,
     peers = tuple(b for b in options if b != bits and cost[b] == cost[bits])
     if not peers:
         return None
-    hw = get_hardware(tr.hardware_id)
-    r = cnn_inference_time(hw, tr.model_id, bits, 1, "achievable")   # as event_cost times it
-    return PrecisionFloor(bits, peers, cnn_compute_precision(hw, bits).upper(), str(r.regime),
-                          float(r.compute_s), float(r.memory_s), cost[bits], hw.name,
-                          float(r.overhead_s), float(r.latency_s))
+    b = pass_basis_figures(tr, bits)
+    return PrecisionFloor(bits, peers, b.datapath, b.regime, b.compute_s, b.memory_s,
+                          cost[bits], get_hardware(tr.hardware_id).name, b.overhead_s,
+                          b.pass_s, b)
 
 
 # -- a track's economy in one record -------------------------------------------------------

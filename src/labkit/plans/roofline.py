@@ -224,8 +224,13 @@ class DecodeView:
     ``kv_share``, ``overhead_share``: per-token weight, KV and overhead (with TP comm)
     time in units of one token's compute, so per token = compute x (w + 1 + k + o).
     ``knee_batch``: compute equals all memory time (None past L*). ``doubling_saving``:
-    1 - t(2B)/t(B) per token (fraction). ``compute_bound``: the compute term is the
-    largest of the step (the only meaning of "compute-efficient" here)."""
+    1 - t(2B)/t(B) per token (fraction; the ``per_token_2b`` equation prints t(2B) in the
+    same units, TP comm grown with the batch). ``doubling_block``: why 2B is not a setting
+    the saving may be quoted at ("" it is; "memory": it does not fit usable memory after
+    the reserve, ``doubled_used_bytes``; "slider": past the largest batch offered) --
+    ``doubled_comm_step_s``: the TP comm of one step at 2B, s --
+    feasibility first, a saving is quoted only where 2B is one. ``compute_bound``: the
+    compute term is the largest of the step (the only meaning of "compute-efficient")."""
 
     hw: Hardware
     model: Model
@@ -246,6 +251,17 @@ class DecodeView:
     regime_rows: tuple[RegimeRow, ...]
     derating_terms: tuple[DeratingTerm, ...]
     equations: Mapping[str, Equation]
+    doubling_block: str = ""
+    doubled_used_bytes: float = 0.0
+    doubled_comm_step_s: float = 0.0
+
+    @property
+    def doubled_batch(self) -> int:  # the batch doubling would reach, sequences
+        return 2 * self.batch
+
+    @property
+    def doubling_fits(self) -> bool:  # 2B is a setting a saving may be quoted at
+        return not self.doubling_block
 
     @property
     def point(self) -> DecodeRoofline:  # the step in the chosen mode
@@ -405,8 +421,11 @@ def _serving(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: 
 
 def _equations(hw: Hardware, m: Model, mode: str, wb: int, kb: int, bal: Balance,
                v_terms: Sequence[StepTerm], one: DecodeRoofline,
-               shares: tuple[float, float, float], ctx: int) -> dict[str, Equation]:
-    """The math peek's equations, each result computed from the terms it prints."""
+               shares: tuple[float, float, float], ctx: int,
+               doubled: tuple[float, float, float, float]) -> dict[str, Equation]:
+    """The math peek's equations, each result computed from the terms it prints
+    (``doubled``: the per-token weight, compute, KV and overhead + TP comm terms at 2B, in
+    units of one token's compute at B)."""
     d = get_mode(mode, hw)
     ai = hw.flops() * d.flop_efficiency / (hw.memory_bandwidth * d.bandwidth_efficiency)
     q = d.weight_bandwidth_efficiency(wb) / d.bandwidth_efficiency
@@ -426,6 +445,8 @@ def _equations(hw: Hardware, m: Model, mode: str, wb: int, kb: int, bal: Balance
         "step": equation("step", [t.step_s * 1e3 for t in v_terms], "sum", "ms"),
         "per_token": equation("per token / compute", [w, 1.0, k] + ([o] if o > 0 else []),
                               "sum"),
+        "per_token_2b": equation("per token at 2B / compute",
+                                 list(doubled[:3]) + ([doubled[3]] if o > 0 else []), "sum"),
         "stall_batch": equation("4B*/(1 + S/L*)",
                                 [4.0 * bal.b_star, 1.0 + ctx / bal.l_star], "quotient"),
         "serving": equation("2B*", [2.0, bal.b_star], "product", "sequences"),
@@ -467,6 +488,12 @@ def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
               (float(pt.overhead_s) + float(pt.comm_s)) / c)
     big = _largest_fit(hw, model, ctx, wb, kb, tp, batch_options, paper, res)
     gain = _gain(hw, model, ctx, wb, kb, tp, mode, max(batch_options), big, paper, res)
+    two = decode_roofline(hw, model, 2 * b, ctx, wb, kb, tp=tp, mode=mode)
+    doubled = (float(two.weight_s) / c, float(two.compute_s) / c, float(two.kv_s) / c,
+               (float(two.overhead_s) + float(two.comm_s)) / c)
+    mem2 = memory_budget(hw, model, ctx, 2 * b, wb, kb, tp, res)
+    block = ("slider" if 2 * b > max(batch_options) else
+             "memory" if bool(mem2.over_budget) and not paper else "")
     oom = bool(mem.over_budget) and not paper
     fits_larger = gain.batch_to is not None and gain.batch_to > b
     serving = _serving(hw, model, ctx, wb, kb, tp, mode, big, paper,
@@ -480,7 +507,8 @@ def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
         knee_batch(hw, model, ctx, wb, kb, mode=mode, tp=tp), saving, mem, serving, gain,
         _regime_rows(shares[0], shares[1], levers),
         derating_contributions(hw, model, b, ctx, wb, kb, tp),
-        _equations(hw, model, mode, wb, kb, bal, terms, one, shares, ctx))
+        _equations(hw, model, mode, wb, kb, bal, terms, one, shares, ctx, doubled),
+        block, float(mem2.used_bytes), float(two.comm_step_s))
 
 
 def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:

@@ -47,9 +47,11 @@ __all__ = [
     "StateCapacity",
     "activation_bytes",
     "compute_datapath",
+    "delivered_per_s",
     "front_end_energy_j",
     "front_end_label",
     "front_end_s",
+    "pass_table_s",
     "session_capacity",
     "session_point",
     "tpot_s",
@@ -201,6 +203,27 @@ def track_inputs(track: str | Track, *, batch_size: int | None = None,
     }
 
 
+def pass_table_s(track: str | Track, largest: int,
+                 mode: str | Derating = "achievable") -> np.ndarray:
+    """Seconds the pass of a static batch of b = 1..``largest`` inputs occupies one replica:
+    the prefill of b prompts (a language model) or the CNN pass of b inputs with their b
+    signal front ends (:func:`front_end_s`). The one per-batch time: Lab 1 Part C's widget
+    (:class:`BatchingBench`, its p(B)) and Lab 1's notebook exercises both read it."""
+    return np.asarray(track_inputs(track, batch_size=int(largest), mode=mode)
+                      ["prefill_s_by_batch"], dtype=float)
+
+
+def delivered_per_s(r: PolicyResult) -> float:
+    """What a policy delivers at the offered load, output units (tokens, frames, windows)
+    per s: the offered load (utilisation x capacity) while its queue stays bounded, its
+    saturated capacity once it does not. The simulated stream's own rate (its output over
+    a finite span that includes the last requests' drain) is a sample that falls short of
+    the offered load; it is not shown as the delivered throughput."""
+    if not r.stable:
+        return float(r.capacity_tokens_per_s)
+    return float(min(1.0, r.utilisation) * r.capacity_tokens_per_s)
+
+
 # -- Lab 1 Part B: live state beside the weights -------------------------------------------
 
 def activation_bytes(track: str | Track, weight_bits: int) -> float:
@@ -281,7 +304,7 @@ class BatchingBench:
         kw = track_inputs(self.track, batch_size=max_batch)
         self.max_batch = int(max_batch)
         self._step = np.asarray(kw["step_s_by_batch"], dtype=float)
-        self._prefill = np.asarray(kw["prefill_s_by_batch"], dtype=float)
+        self._prefill = np.asarray(kw["prefill_s_by_batch"], dtype=float)  # pass_table_s
         self._inputs: dict[str, Any] = {k: val for k, val in kw.items()
                                         if k not in ("step_s_by_batch", "prefill_s_by_batch")}
 

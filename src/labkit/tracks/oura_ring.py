@@ -5,7 +5,9 @@ The one-time setup energy (on-device personalisation) is derived by :func:`ring_
 
 from __future__ import annotations
 
+from labkit.core.format import format_bytes
 from labkit.core.units import J_PER_MWH
+from labkit.physics.derating import get_mode
 from labkit.physics.phases import decision_time, front_end_ops_per_s, request_phases
 from labkit.registries.edge import edge_profile
 from labkit.registries.hardware import get_hardware
@@ -22,6 +24,15 @@ _DECISION_US = decision_time("cortex-m4-ring", _RING_WINDOW_BYTES) * 1e6
 # The figures the sources quote, computed (achievable: the MCU class's cycles per MAC).
 _PASS = request_phases("cortex-m4-ring", "ds-cnn-kws", weight_bits=8)
 _RING = get_hardware("cortex-m4-ring")
+# Memory as every screen prints it (decimal units, labkit.core.format.format_bytes): the
+# SRAM a model may use and the flash the weights execute from.
+_SRAM = format_bytes(_RING.usable_memory_bytes)
+_FLASH = format_bytes(_RING.flash_bytes)
+# The core's INT8 peak and the share of it MCUs of its class reach on a DS-CNN (the
+# achievable derating every Lab 1 time uses; Lab 2's roofline quotes the peak).
+_INT8_PEAK = _RING.flops("int8")
+_INT8_SHARE = get_mode("achievable", _RING, "cnn").cnn_flop_efficiency("int8")
+_INT8_REACH = "only a fraction" if _INT8_SHARE < 0.5 else "most"
 _FRONT_END_S = (edge_profile("cortex-m4-ring").front_end_ops  # type: ignore[union-attr]
                 / front_end_ops_per_s(_RING))
 
@@ -41,7 +52,7 @@ OURA_RING = make_track(
     stakeholder=Stakeholder(
         "Jonas Berg", "Wearable firmware lead",
         "The ring has to last four days on a charge, and the spotter is only one of its "
-        "jobs. It gets 8 mWh a day and 192 KiB of RAM. Does it fit, and how often can "
+        f"jobs. It gets 8 mWh a day and {_SRAM} of RAM. Does it fit, and how often can "
         "it afford to listen?"),
     primary_metric="mWh per day within the battery budget",
     guardrail_metrics=("p99 detection latency <= 330 ms", "weights fit in flash, "
@@ -72,17 +83,20 @@ OURA_RING = make_track(
             "A": "There is no output loop here: each window is one input pass through the "
                  f"model, then a {_DECISION_US:.0f} µs pass that slides the "
                  f"{_RING_WINDOW_BYTES:,}-byte audio buffer and writes the decision (one read "
-                 "and one write of the window in SRAM). How long does the input pass take at "
-                 "256 million INT8 operations a second, and what does a window cost?",
-            "B": "Weights live in 1 MiB of flash, windows and activations in 192 KiB of SRAM. "
-                 "How many windows can be in flight?",
+                 "and one write of the window in SRAM). The core peaks at "
+                 f"{_INT8_PEAK / 1e6:.0f} million INT8 operations a second, but MCUs of its "
+                 f"class reach {_INT8_REACH} of that on a DS-CNN. How long does the input pass "
+                 "take at the rate it reaches, and what does a window cost?",
+            "B": f"Weights live in {_FLASH} of flash, windows and activations in {_SRAM} of "
+                 "SRAM. How many windows can be in flight?",
             "C": "Windows arrive on a fixed clock. Batching them waits for the next window -- "
                  "what does that do to a 330 ms deadline?",
             "D": "Find a listening schedule and precision that keep the deadline, the accuracy "
                  "floor and the 8 mWh/day budget all at once.",
         },
-        "On a ring the binding guardrail is energy per day: inference never stops, so its "
-        "recurring cost overtakes any one-time setup within the first hour."),
+        "On a ring inference never stops, so its recurring energy overtakes any one-time "
+        "setup within the first hour; which guardrail binds depends on the schedule and "
+        "precision you choose."),
     sources={
         "setup_cost": "derived (ring_setup_mwh): on-device personalisation, 20 "
                       "epochs over 50 enrolment windows at 3x the forward cost (forward "

@@ -25,6 +25,7 @@ from typing import Any
 import ipywidgets as ipw
 
 from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
+from labkit.core.keys import CHECKPOINT_RULE
 from labkit.ui.controls import DESC_STYLE
 from labkit.ui.html import TEXT, RevealGate, esc
 
@@ -64,14 +65,17 @@ class Refusal:
                 f"{esc(self.message)}</div>")
 
 
-def credit_text(points: int | None) -> str:
-    """What committing is worth, as the widget says it (``points`` None or 0: ungraded)."""
+def credit_text(points: int | None, for_right: bool = False) -> str:
+    """What committing is worth, as the widget says it (``points`` None or 0: ungraded;
+    ``for_right``: a checkpoint, whose point is for the right first answer)."""
     if not points:
         return "Ungraded: committing records your answer."
     worth = "1 point" if points == 1 else f"{points} points"
+    saved = "Your answer is saved in labkit_answers.json: submit that file with your notebook."
+    if for_right:
+        return f"Worth {worth} {CHECKPOINT_RULE}. {saved}"
     return (f"Worth {worth} for committing: any answer earns "
-            f"{'it' if points == 1 else 'them'}; being right is not graded. Your answer is "
-            "saved in labkit_answers.json: submit that file with your notebook.")
+            f"{'it' if points == 1 else 'them'}; being right is not graded. {saved}")
 
 
 class Question:
@@ -79,6 +83,7 @@ class Question:
 
     kind_label = "Question"
     commit_label = "Commit"
+    graded_right = False  # the point is for committing (a checkpoint's: for the right answer)
 
     def __init__(self, lab: str, key: str, question: str, options: Options | None = None,
                  store: AnswerStore | None = None, *,
@@ -122,8 +127,9 @@ class Question:
                                       layout=ipw.Layout(display="none"))
         self.status = ipw.HTML()
         self.feedback_html = ipw.HTML()
+        credit = esc(credit_text(points, self.graded_right))
         self.credit_html = ipw.HTML(f"<div class='labkit-credit' style='color:{_GREY};"
-                                    f"font-size:0.85em'>{esc(credit_text(points))}</div>")
+                                    f"font-size:0.85em'>{credit}</div>")
         self.check_html = ipw.HTML()
         self.commit_button.on_click(lambda _b: self.commit())
         self.revise_button.on_click(lambda _b: self.revise())
@@ -389,5 +395,6 @@ class Checkpoint(Question):
     """
 
     kind_label = "Checkpoint"
+    graded_right = True
     commit_label = "Commit answer"
 

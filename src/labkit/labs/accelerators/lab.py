@@ -16,7 +16,6 @@ from labkit.core.format import (
     fmt_pct,
     fmt_si,
     fmt_time,
-    format_bytes,
     plain_dict,
 )
 from labkit.core.grids import PRECISIONS
@@ -29,6 +28,7 @@ from labkit.labs.inference_economy.info import INFO as LAB1
 from labkit.labs.session import LabBase
 from labkit.plans.design import DesignCheck, design_check, scenario
 from labkit.plans.lab2 import PrecisionEffect, binding_constraint, lab1_precision_effect
+from labkit.plans.scenarios.common import memory_basis
 from labkit.registries.hardware import Hardware
 from labkit.tracks import Track
 
@@ -58,7 +58,7 @@ class Lab(LabBase[Part]):
 
     # -- header ------------------------------------------------------------------------------
     def _hardware_summary(self, hw: Hardware) -> str:
-        return (f"{format_bytes(hw.usable_memory_bytes)} usable, "
+        return (f"{memory_basis(self.track)}, "
                 f"{fmt_si(hw.memory_bandwidth, 'B/s')}, {fmt_si(hw.flops(), 'FLOP/s')} "
                 f"{hw.default_precision}; machine balance {fmt(hw.arithmetic_intensity)} FLOP/B")
 

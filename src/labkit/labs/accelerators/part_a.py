@@ -289,8 +289,8 @@ class PartALM(Part):
     def _draw_modes(self, s: Settings) -> None:
         here, tr, mc = self._view(s).here, self.track, self.mc
         bars = np.asarray([[float(here[md].weight_step_s), float(here[md].compute_step_s),
-                            float(here[md].kv_step_s),
-                            float(here[md].overhead_step_s) + float(here[md].comm_step_s)]
+                            float(here[md].kv_step_s), float(here[md].overhead_step_s),
+                            float(here[md].comm_step_s)]
                            for md in MODES]).T * 1e3
         slo_ms = tr.slo_s * 1e3
         bar_top = lin_top(bars.sum(axis=0), floor=1e-3, pad=1.3)

@@ -15,6 +15,10 @@ from labkit.plans.roofline import GAIN_FROM_BATCH, DecodeRoofline
 TERMS = ("weight fetch", "compute", "KV read", "overhead")
 TERM_COLORS = [lw.PALETTE["blue"], lw.PALETTE["orange"], lw.PALETTE["purple"],
                lw.PALETTE["grey"], "#222222"]
+MODE_TERMS = (*TERMS, "TP comm")
+"""The modes chart's stacked terms: the math peek's step terms, TP comm its own bar (never
+folded into "overhead")."""
+MODE_COLORS = [*TERM_COLORS[:4], lw.PALETTE["teal"]]
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,8 @@ class ModesChart:
 
 def modes_chart(modes: tuple[str, ...], slo_s: float) -> ModesChart:
     px, py = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
-    bars = lw.bar_mark(list(modes), np.zeros((4, 2)), px, py, colors=TERM_COLORS[:4],
-                       labels=list(TERMS), legend=True)
+    bars = lw.bar_mark(list(modes), np.zeros((len(MODE_TERMS), 2)), px, py,
+                       colors=MODE_COLORS, labels=list(MODE_TERMS), legend=True)
     slo = lw.hline_mark(slo_s * 1e3, py, color=lw.PALETTE["red"], label="TPOT SLO",
                         legend=True)
     fig = lw.figure([bars, slo], px, py, x_label="roofline", y_label="time per step (ms)",

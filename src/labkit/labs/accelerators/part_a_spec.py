@@ -123,24 +123,53 @@ def floor_text(v: DecodeView) -> str:
             "batching does not.")
 
 
+def doubling_blocked(v: DecodeView) -> str:
+    """Why no saving of doubling the batch is quoted (``v.doubling_block``): 2B does not fit
+    memory, or is past the slider ("" when 2B is a setting that fits)."""
+    b, b2 = fmt_count(v.batch), fmt_count(v.doubled_batch)
+    if v.doubling_block == "memory":
+        return (f"doubling the batch to B = {b2} would not fit memory "
+                f"({format_bytes(v.doubled_used_bytes)} of "
+                f"{format_bytes(v.memory.capacity_bytes)} per device), so B = {b} is as far "
+                "as batching goes at this context")
+    if v.doubling_block == "slider":
+        return f"B = {b} is the largest batch the slider offers"
+    return ""
+
+
 def stall_text(v: DecodeView) -> tuple[str, str]:
     w, k, o = v.weight_share, v.kv_share, v.overhead_share
-    divided = "weight fetch and overhead" if o > 0 else "weight fetch"
+    divided = _divided(v)
     g = v.gain
     gain = ("" if g.batch_to is None else
             f" Batching ({g.label}) cuts the time per token {fmt(g.gain)}x at this context.")
-    return (f"Batching has stalled: doubling the batch saves {v.doubling_saving:.0%} per "
+    blocked = doubling_blocked(v)
+    return (f"Batching has stalled: {blocked}" if blocked else
+            f"Batching has stalled: doubling the batch saves {v.doubling_saving:.0%} per "
             "token",
             f"Per token (step ÷ B), in units of one token's compute: {fmt(w)} (weight fetch) "
-            f"+ 1 (compute) + {fmt(k)} (KV read)" + (f" + {fmt(o)} (overhead)" if o > 0 else "")
+            f"+ 1 (compute) + {fmt(k)} (KV read)"
+            + (f" + {fmt(o)} ({_o_name(v)})" if o > 0 else "")
             + f"; a bigger batch divides only the {divided}.{gain} " + floor_text(v)
             + " Past this point the batch is set by the SLO and memory, not by speed per "
               "token.")
 
 
+def _o_name(v: DecodeView) -> str:
+    """The last per-token term's name, as the math peek names it."""
+    return "overhead and TP comm" if float(v.point.comm_s) > 0 else "overhead"
+
+
+def _divided(v: DecodeView) -> str:
+    """The per-token terms a bigger batch divides, named as the math peek names them."""
+    if float(v.point.comm_s) > 0:
+        return "weight fetch, overhead and TP comm"
+    return "weight fetch and overhead" if v.overhead_share > 0 else "weight fetch"
+
+
 def boundary_text(v: DecodeView) -> tuple[str, str]:
     w, k, o = v.weight_share, v.kv_share, v.overhead_share
-    divided = "weight fetch and overhead" if o > 0 else "weight fetch"
+    divided = _divided(v)
     pt, mem = v.point, v.memory
     if v.knee_batch is None:
         knee = ""
@@ -150,12 +179,27 @@ def boundary_text(v: DecodeView) -> tuple[str, str]:
     else:
         knee = (f"Compute would outlast all memory traffic only from the knee, B ≈ "
                 f"{v.knee_batch:,.0f} ({v.mode}); ")
-    return (f"{str(pt.regime).capitalize()} and within the limits",
+    shares = f"the {divided} share {fmt(w + o)} against the floor 1 + S/L* = {fmt(1 + k)}"
+    blocked = doubling_blocked(v)
+    pays = (f"Batching stops here: {blocked} ({shares}). " if blocked else
             f"Batching still pays here: doubling the batch would save "
-            f"{v.doubling_saving:.0%} per token (the {divided} share {fmt(w + o)} against the "
-            f"floor 1 + S/L* = {fmt(1 + k)}). " + knee
+            f"{v.doubling_saving:.0%} per token ({shares}). ")
+    return (f"{str(pt.regime).capitalize()} and within the limits",
+            pays + knee
             + f"memory {format_bytes(float(mem.used_bytes))} of "
               f"{format_bytes(mem.capacity_bytes)} per device at B = {v.batch:,}.")
+
+
+def _doubling_reveal(r: Mapping[str, Any]) -> str:
+    """The reveal's doubling clause: the saving only where 2B is a setting that fits."""
+    b2 = fmt_count(int(r["doubled_batch"]))
+    if r["doubling_block"] == "memory":
+        return (f"at your settings doubling the batch to B = {b2} would not fit memory, so "
+                "the batch is set by memory, not by speed per token")
+    if r["doubling_block"] == "slider":
+        return f"your batch is the largest the slider offers (B = {b2} is past it)"
+    return (f"doubling the batch saves {float(r['doubling_saving']):.0%} per token at your "
+            "settings")
 
 
 def reveal_body(computed_line: str, d: DecodeView, r: Mapping[str, Any]) -> str:
@@ -175,11 +219,9 @@ def reveal_body(computed_line: str, d: DecodeView, r: Mapping[str, Any]) -> str:
             "the batch, so their share of the time per token, B*/B, falls as the batch "
             "grows; every sequence reads its own KV, a share S/L* no batch divides; "
             "compute's share is one token's compute. Batching pays while B*/B is large next "
-            "to 1 + S/L*: "
-            f"doubling the batch saves {float(r['doubling_saving']):.0%} per token at your "
-            "settings. Real systems sit above the roofline: achievable is "
-            f"{fmt(float(r['achievable_over_peak']), sig=2)}x the peak step here{largest}"
-            f"; {lw.esc(str(r['real_systems']))}.</div>")
+            f"to 1 + S/L*: {_doubling_reveal(r)}. Real systems sit above the roofline: "
+            f"achievable is {fmt(float(r['achievable_over_peak']), sig=2)}x the peak step "
+            f"here{largest}; {lw.esc(str(r['real_systems']))}.</div>")
 
 
 def takeaway(r: Mapping[str, Any]) -> str:
@@ -188,8 +230,9 @@ def takeaway(r: Mapping[str, Any]) -> str:
             f"{fmt(r['batching_gain'])}x at this context" if r["batching_gain"] is not None
             else "no batch fits memory at this context")
     return (f"Roofline: at {counted(r['batch'], 'sequence')} and {r['context_tokens']:,} "
-            f"tokens the step is {r['regime']} ({mode}, {r['hardware']}); B* ({mode}) = "
-            f"{fmt(r['b_star'], sig=4)}, L* ({mode}) = {r['l_star']:,.0f} tokens; {gain}.")
+            f"tokens the step is {r['regime']} ({mode}, {r['hardware']}); B* ({mode}, "
+            f"{r['weight_bits']}-bit weights) = {fmt(r['b_star'], sig=4)}, L* ({mode}, "
+            f"{r['kv_bits']}-bit KV) = {r['l_star']:,.0f} tokens; {gain}.")
 
 
 def _value(key: str, value: object) -> str:

@@ -85,6 +85,45 @@ def _step_tex(v: DecodeView) -> str:
             "\\ \\text{ms}$$")
 
 
+def _ratio_digits(num: float, den: float, shown: str) -> tuple[str, str]:
+    """``num`` and ``den`` printed with the fewest significant digits (from three) at which
+    1 - num/den, from the printed values, rounds to ``shown`` (the saving printed)."""
+    for k in range(3, 10):
+        a, b = f"{num:.{k}g}", f"{den:.{k}g}"
+        if f"{1.0 - float(a) / float(b):.1%}" == shown:
+            return a, b
+    return f"{num:.10g}", f"{den:.10g}"
+
+
+def _doubling_html(v: DecodeView) -> str:
+    """What doubling the batch does to the printed per-token terms: the same terms at 2B
+    (their sum computed from them) and the saving 1 - t(2B)/t(B) they give; quoted as a
+    saving only where 2B is a setting that fits (else said to be arithmetic only)."""
+    one, two = v.equations["per_token"], v.equations["per_token_2b"]
+    o = len(one.terms) > 3
+    comm, comm2 = float(v.point.comm_step_s), v.doubled_comm_step_s
+    if not o:
+        which = "only the weight term halves"
+    elif comm > 0:
+        which = ("the weight term and the fixed overhead halve, but the TP comm of a step "
+                 f"grows with the batch ({fmt_time(comm)} → {fmt_time(comm2)}), so the last "
+                 "term falls by less than half")
+    else:
+        which = "the weight term and the fixed overhead halve"
+    saving = 1.0 - two.result / one.result
+    s2, s1 = _ratio_digits(two.result, one.result, f"{saving:.1%}")
+    if v.doubling_block == "memory":
+        where = (f" (arithmetic only: B = {fmt_count(v.doubled_batch)} does not fit memory "
+                 "here, so no setting on screen has this saving)")
+    elif v.doubling_block == "slider":
+        where = f" (arithmetic only: B = {fmt_count(v.doubled_batch)} is past the slider)"
+    else:
+        where = " here"
+    return (f"At 2B the same terms read ${_tex_sum(two)}$: {which}; doubling the batch "
+            f"saves $1 - {s2}/{s1}$ = {saving:.1%}"
+            f"{where}. ")
+
+
 def _per_token_html(v: DecodeView) -> str:
     eq = v.equations["per_token"]
     o = len(eq.terms) > 3
@@ -93,9 +132,8 @@ def _per_token_html(v: DecodeView) -> str:
             f"${tex_num(float(v.point.compute_s) * 1e3)}$ ms): "
             f"$t/(2N/C) = {_tex_sum(eq)}$ (weight term, B*/B for a dense model at peak; "
             "compute; KV term, S/L*" + ("; overhead and TP comm" if o else "")
-            + f"). Doubling the batch divides only the {'first and last' if o else 'first'}"
-              f": it saves {v.doubling_saving:.1%} here. "
-              "For a dense model at peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, "
+            + "). " + _doubling_html(v)
+            + "For a dense model at peak that saving is $\\frac{B^*/2B}{B^*/B + 1 + S/L^*}$, "
               f"under {fmt_pct(STALL)} once $B > 4B^*/(1 + S/L^*)$; with this screen's "
               f"{v.balance.b_label} and {v.balance.l_label}: ${tex_num(stall.terms[0])} / "
               f"{tex_num(stall.terms[1])} = {tex_num(stall.result)}$. "

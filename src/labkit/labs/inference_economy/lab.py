@@ -6,6 +6,7 @@ from __future__ import annotations
 from labkit import ui as lw
 from labkit.core.format import counted, fmt_time, format_bytes, plain_dict
 from labkit.core.units import DAYS_PER_YEAR
+from labkit.labs.inference_economy import part_d_spec
 from labkit.labs.inference_economy.base import Part, event_noun, fmt_cost, fmt_days
 from labkit.labs.inference_economy.info import INFO
 from labkit.labs.inference_economy.part_a import PartA
@@ -117,4 +118,6 @@ class Lab(LabBase[Part]):
         return self.takeaways()  # already HTML: the batching reason is escaped where it is used
 
     def _synthesis_lead(self) -> str:
-        return f"<div>{lw.esc(self.track.narrative.takeaway)}</div>"
+        """The headline: a template over Part D's computed guardrails (the track's typed
+        narrative takeaway claimed a binding guardrail the model may contradict)."""
+        return f"<div>{lw.esc(part_d_spec.headline(self.track, self.part('D').results))}</div>"

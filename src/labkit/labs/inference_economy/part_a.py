@@ -253,7 +253,7 @@ class PartA(Part):
         u, ph = tr.cost_unit, p.phases
         noun = event_noun(tr)
         phase_note = (f"{fmt_time(ph.prefill_s)} vs {fmt_time(ph.decode_s)}"
-                      + spec.front_end_note(tr))
+                      + spec.front_end_note(tr) + ", " + spec.time_basis(tr, p.weight_bits))
         if p.tpot_s is not None:
             phase_note += (f"; TPOT (mean per output token after the first) "
                            f"{fmt_time(p.tpot_s)}")

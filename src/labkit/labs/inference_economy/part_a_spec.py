@@ -15,7 +15,13 @@ from labkit.labs.inference_economy.base import (
     fmt_cost,
     fmt_days,
 )
-from labkit.plans.economy import CrossoverPoint, EventCost, PrecisionFloor, RequestPhases
+from labkit.plans.economy import (
+    CrossoverPoint,
+    EventCost,
+    PrecisionFloor,
+    RequestPhases,
+    pass_basis_figures,
+)
 from labkit.plans.workload import front_end_label, front_end_s
 from labkit.tracks import Track
 
@@ -54,7 +60,8 @@ def checkpoint_spec(tr: Track, ph: RequestPhases) -> CheckSpec:
     opts = [(f"The {pre}: the one-time pass over the input", "prefill"),
             (f"The {dec}: {after}", "decode")]
     why = (f"at the defaults the {pre} takes {fmt_time(ph.prefill_s)} and the {dec} "
-           f"{fmt_time(ph.decode_s)}, so the {ph.binding_label} binds")
+           f"{fmt_time(ph.decode_s)}, {time_basis(tr, tr.weight_bits)}, so the "
+           f"{ph.binding_label} binds")
     good = f"Right: {why}."
     bad = f"Not quite: {why}. The phase chart shows the split at your settings."
     return q, opts, ph.binding_phase, {v: (good if v == ph.binding_phase else bad)
@@ -109,14 +116,26 @@ def boundary_text(tr: Track, p: CrossoverPoint) -> tuple[str, str]:
 
 def floor_text(tr: Track, f: PrecisionFloor) -> tuple[str, str]:
     same = " and ".join(f"{p}-bit" for p in f.peers)
+    b = f.basis or pass_basis_figures(tr, f.bits)
     return (f"{f.bits}-bit weights cost the same as {same}",
             f"{fmt_cost(f.cost_per_event, tr.cost_unit)} per {event_noun(tr)} at each: "
             f"{lw.esc(f.device)} runs them all on its {f.datapath} datapath (narrower weights "
             f"are unpacked to it), and one pass is {pass_regime(f)} "
-            f"({fmt_time(f.compute_s)} of arithmetic vs {fmt_time(f.memory_s)} of memory "
-            f"traffic, plus {fmt_time(f.overhead_s)} of fixed overhead: "
-            f"{fmt_time(f.pass_s)}), so fewer weight bytes save no time and no energy. The "
-            "lines do not move.")
+            f"({fmt_time(f.compute_s)} of arithmetic at the achievable rate — "
+            f"{lw.esc(b.derating_text)}; {fmt_time(b.peak_compute_s)} at its peak — vs "
+            f"{fmt_time(f.memory_s)} of memory traffic, plus {fmt_time(f.overhead_s)} of "
+            f"fixed overhead: {fmt_time(f.pass_s)}), so fewer weight bytes save no time and "
+            "no energy. The lines do not move.")
+
+
+def time_basis(tr: Track, bits: int) -> str:
+    """The roofline Lab 1's times are on, in words: the achievable rate (for a CNN, whose
+    device class it is, and the input pass at peak beside it, as Lab 2 computes it)."""
+    if tr.is_transformer:
+        return "at the achievable rate"
+    b = pass_basis_figures(tr, bits)
+    return (f"at the achievable rate ({b.derating_text}; the input pass is "
+            f"{fmt_time(b.peak_pass_s)} at peak)")
 
 
 def pass_regime(f: PrecisionFloor) -> str:
@@ -141,7 +160,8 @@ def reveal_text(tr: Track, p0: CrossoverPoint, p: CrossoverPoint, label: str,
         f"day; t* = setup / daily cost, so demand and cost per event move it one for one. "
         f"Inside one {event_noun(tr)}, the {ph.binding_label} takes "
         f"{fmt_time(max(ph.prefill_s, ph.decode_s))} of "
-        f"{fmt_time(ph.prefill_s + ph.decode_s)}{front_end_note(tr)}.</div>")
+        f"{fmt_time(ph.prefill_s + ph.decode_s)}{front_end_note(tr)}, "
+        f"{time_basis(tr, p.weight_bits)}.</div>")
 
 
 def front_end_note(tr: Track) -> str:

@@ -33,6 +33,7 @@ from labkit.plans.workload import (
     POLICY_LABELS,
     BatchingBench,
     PolicyComparison,
+    delivered_per_s,
 )
 
 PADDING_WASTE_MAX = 0.5   # the reference lab's failure line: half the slot-steps padded
@@ -198,7 +199,7 @@ class PartC(Part):
     def _draw(self, s: Settings) -> None:
         res = [self._cmp(s).results[p] for p in POLICIES]
         tput = np.asarray([[r.capacity_tokens_per_s for r in res],
-                           [r.throughput_tokens_per_s for r in res]])
+                           [delivered_per_s(r) for r in res]])
         ratios = np.asarray([min(SLO_RATIO_MAX, r.slo_ratio if r.stable else SLO_RATIO_MAX)
                              for r in res])
         colors = [lw.PALETTE["green"] if r.slo_met else lw.PALETTE["red"] for r in res]
@@ -220,7 +221,7 @@ class PartC(Part):
             "batch": b, "cv": cv, "arrival_rate_per_s": rate, "expected": self._expected,
             "default_winner": self.default_cmp.winner,
             "policies": {p: {"capacity_tokens_per_s": r.capacity_tokens_per_s,
-                             "throughput_tokens_per_s": r.throughput_tokens_per_s,
+                             "throughput_tokens_per_s": delivered_per_s(r),
                              "utilisation": r.utilisation, "stable": r.stable,
                              "slo_value_s": r.slo_value_s, "ttft_p99_s": r.ttft_p99_s,
                              "slo_ratio": r.slo_ratio, "slo_met": r.slo_met,
@@ -244,14 +245,15 @@ class PartC(Part):
     def _show_table(self, cmp: PolicyComparison) -> None:
         pad = self.is_lm  # only variable-length outputs are padded
         rows = [[("★ " if p == cmp.winner else "") + p,
-                 fmt_num(r.capacity_tokens_per_s), fmt_num(r.throughput_tokens_per_s),
+                 fmt_num(r.capacity_tokens_per_s), fmt_num(delivered_per_s(r)),
                  spec.load_text(r), spec.tail_text(r, r.slo_value_s),
                  fmt_num(r.slo_ratio) if r.stable else "unbounded",
                  *([spec.tail_text(r, r.ttft_p99_s)] if self._ttft else []),
                  *([f"{r.padding_waste:.0%}"] if pad else []), pass_mark(r.slo_met)]
                 for p, r in cmp.results.items()]
         self._set_details(html_table(
-            ["policy", f"max ({self.unit})", f"delivered ({self.unit})", "load / capacity",
+            ["policy", f"max ({self.unit})", f"delivered ({self.unit}; the offered load "
+             "while stable)", "load / capacity",
              self.metric_name, "tail / SLO", *(["p99 TTFT"] if self._ttft else []),
              *(["padding"] if pad else []), "SLO"], rows))
 

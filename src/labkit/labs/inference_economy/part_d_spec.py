@@ -37,10 +37,44 @@ def candidates(tr: Track) -> dict[str, tuple[str, dict[str, object]]]:
                     {"weight_bits": tr.weight_bits, "kv_bits": tr.kv_bits,
                      "policy": tr.default_policy,
                      "devices_per_replica": tr.devices_per_replica}),
-        "lean": ("Lowest precision, continuous",
+        "lean": (lean_label(tr),
                  {"weight_bits": TIER_BITS, "kv_bits": tr.min_kv_bits, "policy": "continuous",
                   "devices_per_replica": tr.devices_per_replica}),
     }
+
+
+def lean_label(tr: Track) -> str:
+    """The lean candidate named for what it is: the tier's weight precision and, for a
+    language model, the lowest KV precision the quality floor allows (lower KV precisions
+    are offered on the control, and fail quality), so the label never claims the lowest
+    precision the controls reach."""
+    kv = (f", {tr.min_kv_bits}-bit KV (the lowest the quality floor allows)"
+          if tr.is_transformer else "")
+    return f"{TIER_BITS}-bit weights{kv}, continuous"
+
+
+def headline(tr: Track, r: Mapping[str, object]) -> str:
+    """The synthesis' headline: what the model finds at the student's Part D settings
+    (``r``: Part D's results) -- the binding guardrail and any other that fails, or, when
+    all pass, the one nearest its limit. Never a claim typed into the track."""
+    where = f"On this {tr.replica_noun}, at your Part D settings"
+    checks: Mapping[str, Mapping[str, object]] = r["checks"]  # type: ignore[assignment]
+    if not r["passed"]:
+        binding = str(r["binding"])
+        reason = str(r["reason"])
+        head = f"{binding} binds: "
+        detail = reason[len(head):] if reason.startswith(head) else reason
+        others = [guardrail_label(g) for g in GUARDRAILS
+                  if g != binding and g in checks and not checks[g]["passed"]]
+        also = f"; {' and '.join(others)} also fail{'s' if len(others) == 1 else ''}"
+        order = ", ".join(guardrail_label(g) for g in GUARDRAILS)
+        return (f"{where}, the binding guardrail (the first failing, in the order {order}) "
+                f"is {guardrail_label(binding)}: {detail}"
+                f"{also if others else ''}.")
+    ratios: Mapping[str, float] = r["ratios"]  # type: ignore[assignment]
+    near = max(GUARDRAILS, key=lambda g: ratios[g])
+    return (f"{where}, every guardrail passes; the nearest its limit is "
+            f"{guardrail_label(near)}, at {ratio_text(ratios[near], float('inf'))}.")
 
 
 def prediction_spec(tr: Track) -> Spec:

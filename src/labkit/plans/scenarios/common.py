@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from labkit.core import validation as v
-from labkit.core.format import fmt_tokens
+from labkit.core.format import fmt_pct, fmt_tokens, format_bytes
 from labkit.core.grids import PRECISIONS
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.capacity import SLO_TARGETS
 from labkit.plans.scenarios.base import OFF_SCALE, Constraint, Sense
 from labkit.plans.serving import quality_verdict
 from labkit.plans.workload import track_phases
+from labkit.registries.hardware import Hardware, get_hardware
 from labkit.tracks import Track
 
 __all__ = [
     "BATCH_SLO_TPOT_S", "CONTEXT_ABOVE", "CONTEXT_BUCKETS", "DESIGN_MAX_DEVICES", "DESIGN_MODE",
     "DEVICES_ABOVE", "DEVICE_BUCKETS", "DUTY_BUCKETS", "MODES", "OFF_SCALE", "active_seconds",
     "allowed_precisions", "constraint", "context_bucket", "context_tokens", "device_bucket",
-    "duty_bucket", "fleet_users", "quality_check", "slo_class", "slo_tpot",
+    "duty_bucket", "fleet_users", "memory_basis", "quality_check", "serving_device", "slo_class",
+    "slo_tpot",
 ]
 
 MODES = ("peak", "achievable")
@@ -141,3 +144,28 @@ def active_seconds(tr: Track) -> float:
 def requests_per_day(tr: Track) -> float:
     """Inferences a day at the track's demand over its active hours (1/s x s)."""
     return tr.demand_rate_per_s * active_seconds(tr)
+
+
+# -- the served device ----------------------------------------------------------------------------
+
+def serving_device(tr: Track) -> Hardware:
+    """The track's device as a served model sees it: usable memory after the serving reserve
+    (``Track.memory_reserve_fraction``, the share Lab 1's capacity keeps back), the one
+    capacity a fleet layout's weights + KV + transients must fit (the registry's device when
+    the track keeps no reserve)."""
+    hw = get_hardware(tr.hardware_id)
+    res = float(tr.memory_reserve_fraction)
+    if res <= 0:
+        return hw
+    return replace(hw, usable_memory_bytes=hw.usable_memory_bytes * (1.0 - res))
+
+
+def memory_basis(tr: Track) -> str:
+    """What :func:`serving_device`'s memory is, in words: '72 GB per device (80 GB usable
+    less the 10% serving reserve)', or 'all 24 GB usable per device' without a reserve."""
+    hw, served = get_hardware(tr.hardware_id), serving_device(tr)
+    if served.usable_memory_bytes >= hw.usable_memory_bytes:
+        return f"all {format_bytes(hw.usable_memory_bytes)} usable per device"
+    return (f"{format_bytes(served.usable_memory_bytes)} per device "
+            f"({format_bytes(hw.usable_memory_bytes)} usable less the "
+            f"{fmt_pct(tr.memory_reserve_fraction, sig=2)} serving reserve)")

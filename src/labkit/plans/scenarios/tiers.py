@@ -17,8 +17,8 @@ from labkit.core import validation as v
 from labkit.physics.capacity import SLO_TARGETS
 from labkit.physics.parallelism import ParallelConfig, config_at, context_parallel_ttft
 from labkit.physics.phases import prefill_time
-from labkit.plans.scenarios.common import DESIGN_MODE
-from labkit.registries.hardware import Hardware, get_hardware
+from labkit.plans.scenarios.common import DESIGN_MODE, serving_device
+from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model, get_model
 from labkit.tracks import Track
 
@@ -125,12 +125,13 @@ def _row(hw: Hardware, m: Model, label: str, deg: tuple[int, int, int, int, int]
 def tier_rows(tr: Track, model: str | Model, weight_bits: int, kv_bits: int,
               yours: tuple[tuple[int, int, int, int, int], int, int] | None = None
               ) -> tuple[TierRow, ...]:
-    """Each of :data:`TIERS` on the track's device with ``model`` (context capped at the
+    """Each of :data:`TIERS` on the track's device (memory after its serving reserve,
+    :func:`~labkit.plans.scenarios.common.serving_device`) with ``model`` (context capped at the
     model's), then -- when given -- ``yours``: (degrees, context, batch) labelled "yours".
 
     A row's prompt fills its context but for the track's output tokens.
     """
-    hw, m = get_hardware(tr.hardware_id), get_model(model)
+    hw, m = serving_device(tr), get_model(model)
     out_tokens = int(tr.output_tokens or 0)
     tp = tier_tp(hw, m)
     rows = []

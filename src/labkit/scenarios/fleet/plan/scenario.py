@@ -31,9 +31,10 @@ from labkit.plans.scenarios.common import (
     context_tokens,
     device_bucket,
     fleet_users,
+    memory_basis,
     quality_check,
+    serving_device,
 )
-from labkit.registries.hardware import get_hardware
 from labkit.scenarios.fleet.plan.serving import fleet_serving_constraints, served_search
 from labkit.scenarios.fleet.plan.table import (
     AXES,
@@ -53,7 +54,7 @@ __all__ = ["AXES", "MOE_OPTIONS", "Fleet", "fleet_models", "fleet_sizing", "flee
 def _layout_constraints(tr: Track, deg: tuple[int, ...], table: ConfigTable,
                         row: int | None, metrics: dict[str, MetricValue]) -> list[Constraint]:
     """layout, memory and TPOT of one layout (metrics gain its latency and memory)."""
-    hw = get_hardware(tr.hardware_id)
+    hw = serving_device(tr)
     devices = deg[0] * deg[1] * deg[2] * deg[3]
     if row is None:
         why = not_candidate_reason(tr, deg, fleet_users(tr), context_tokens(tr))
@@ -73,7 +74,7 @@ def _layout_constraints(tr: Track, deg: tuple[int, ...], table: ConfigTable,
         constraint("memory", bool(table.fits[row]), used, float(table.capacity_bytes), "bytes",
                    f"binding device holds {format_bytes(c.weights_bytes)} weights + "
                    f"{format_bytes(c.kv_bytes)} KV + {format_bytes(c.transient_bytes)} "
-                   f"transient of {format_bytes(table.capacity_bytes)}"),
+                   f"transient of {memory_basis(tr)}"),
         Constraint.compare("tpot", lat, tr.slo_s, "s",
                            f"time per output token {fmt(lat * 1e3)} ms ({fmt(c.comm_s * 1e3)} ms "
                            f"of it communication) vs {fmt(tr.slo_s * 1e3)} ms"),

@@ -20,6 +20,7 @@ from labkit.plans.scenarios.common import (
     allowed_precisions,
     constraint,
     context_tokens,
+    serving_device,
 )
 from labkit.plans.scenarios.tiers import layout_ttft
 from labkit.plans.serving import track_capacity
@@ -40,14 +41,17 @@ class FleetServing:
     ``step_s`` (TP/CP/PP communication included), s.
 
     * ``slots_per_replica``: the most sequences a replica holds (KV memory and the TPOT
-      budget, as Part B's three axes count them); its capacity is measured there, with a
-      step of ``slots_step_s``, s (the basis Lab 1 and Part B size served fleets on).
+      budget, as Part B's three axes count them), their step at the full context
+      ``slots_step_s``, s (within the TPOT budget); its capacity is measured there, with
+      the step at a request's mean context ``capacity_context`` (prompt + half the output,
+      tokens): ``capacity_step_s``, s -- the basis Lab 1 and Part B size served fleets on,
+      so one replica shape has one capacity on every screen.
     * ``scheduler_s``: the scheduler's overhead per step, s.
     * ``prefill_s``: one prompt of ``prompt_tokens`` prefilled on the replica's TP x CP
       devices, s; the time to first token at a free slot (``ttft_s``).
     * ``replica_rate_per_s``: requests/s each replica receives (demand / replicas).
     * ``capacity_per_s``: requests/s a replica serves with every slot busy,
-      1 / (prefill + (L - 1) (slots step + scheduler) / slots), L = ``output_tokens``.
+      1 / (prefill + (L - 1) (capacity step + scheduler) / slots), L = ``output_tokens``.
     * ``utilisation``: replica_rate / capacity, against ``max_utilisation`` (the cap).
     * ``prefill_share``: replica_rate x prefill, the share of a replica's time prefilling.
     * ``tpot_s``: TPOT, the mean time per output token after the first of a request,
@@ -80,6 +84,8 @@ class FleetServing:
     provisioned_replicas: int
     provisioned_devices: int
     fits: bool = True
+    capacity_step_s: float = math.nan
+    capacity_context: int = 0
 
     @property
     def ttft_s(self) -> float:
@@ -139,7 +145,7 @@ def replica_slots(track: str | Track, weight_bits: int, kv_bits: int,
     budget -- and its step with every slot busy (at least one slot; NaN step when the
     shape is not a layout)."""
     tr = get_track(track)
-    hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
+    hw, m = serving_device(tr), get_model(tr.model_id)
     tp, cp, pp, _ = shape
     ctx, slo = context_tokens(tr), tr.slo_s
     b_kv, b_slo = per_replica_limits(hw, m, ctx, slo, weight_bits, kv_bits,
@@ -164,6 +170,22 @@ def replica_slots(track: str | Track, weight_bits: int, kv_bits: int,
     return b, step(b)
 
 
+def capacity_context(tr: Track) -> int:
+    """A request's mean context over its decode, prompt + half the output (tokens): the
+    context Lab 1's step tables decode at (:func:`labkit.physics.batching.step_tables`)."""
+    return max(1, round(int(tr.prompt_tokens or 1) + int(tr.output_tokens or 1) / 2.0))
+
+
+def capacity_step(track: str | Track, weight_bits: int, kv_bits: int,
+                  shape: tuple[int, int, int, int], slots: int) -> float:
+    """One replica (tp, cp, pp, ep) decoding ``slots`` sequences at the mean context
+    (:func:`capacity_context`), communication included, s: the step a replica's capacity
+    is measured with (NaN when the shape is not a layout)."""
+    tr = get_track(track)
+    return _replica_step(tr.hardware_id, tr.model_id, capacity_context(tr), max(1, int(slots)),
+                         weight_bits, kv_bits, shape)
+
+
 def fleet_serving(tr: Track, cfg: Config) -> FleetServing | None:
     """How a normalised fleet design serves its track's demand (:class:`FleetServing`);
     None when the design's degrees are not a layout (:func:`fleet_table` has no such row)."""
@@ -178,8 +200,11 @@ def fleet_serving(tr: Track, cfg: Config) -> FleetServing | None:
     slots, slot_step = replica_slots(tr, wb, kb, (tp, cp, pp, ep))
     if not math.isfinite(slot_step):
         slots, slot_step = seqs, step
+    cap_step = capacity_step(tr, wb, kb, (tp, cp, pp, ep), slots)
+    if not math.isfinite(cap_step):
+        cap_step = slot_step
     pre = _prefill(tr, wb, kb, tp, cp)
-    t = _serving_terms(tr, np.asarray([step]), np.asarray([slots]), np.asarray([slot_step]),
+    t = _serving_terms(tr, np.asarray([step]), np.asarray([slots]), np.asarray([cap_step]),
                        np.asarray([pre]), np.asarray([dp]))
     tpot, need = float(t["tpot"][0]), int(t["need"][0])
     return FleetServing(
@@ -192,7 +217,8 @@ def fleet_serving(tr: Track, cfg: Config) -> FleetServing | None:
         utilisation=float(t["utilisation"][0]), max_utilisation=float(tr.max_utilisation),
         prefill_share=float(t["share"][0]), tpot_s=tpot if math.isfinite(tpot) else None,
         provisioned_replicas=need, provisioned_devices=need * tp * cp * pp,
-        fits=bool(table.fits[row]))
+        fits=bool(table.fits[row]), capacity_step_s=cap_step,
+        capacity_context=capacity_context(tr))
 
 
 def fleet_serving_constraints(tr: Track, config: Config
@@ -225,7 +251,9 @@ def fleet_serving_constraints(tr: Track, config: Config
         f"each of {counted(fs.replicas, 'replica')} gets "
         f"{fmt_count(fs.replica_rate_per_s)} requests/s and serves at most "
         f"{fmt_count(fs.capacity_per_s)}/s with all {fmt_count(fs.slots_per_replica)} slots "
-        f"busy ({fmt_time(fs.slots_step_s + fs.scheduler_s)} per step, "
+        f"busy ({fmt_time(fs.capacity_step_s + fs.scheduler_s)} per step at "
+        f"{fmt_count(fs.slots_per_replica)} sequences of a request's mean "
+        f"{fmt_count(fs.capacity_context)}-token context, scheduler included, "
         f"{fmt_time(fs.prefill_s)} prefill per request): {fmt_pct(fs.utilisation)} busy vs "
         f"the {fmt_pct(fs.max_utilisation)}"
         " cap" + (f"; the demand needs "
@@ -242,7 +270,8 @@ def fleet_serving_constraints(tr: Track, config: Config
 
 def _tpot_constraint(fs: FleetServing) -> Constraint:
     tau = fs.step_s + fs.scheduler_s
-    detail = (f"mean time per output token: step {fmt_time(fs.step_s)} + scheduler "
+    detail = (f"mean time per output token: step {fmt_time(fs.step_s)} (the design's "
+              f"{fmt_count(fs.sequences_per_replica)} sequences per replica) + scheduler "
               f"{fmt_time(fs.scheduler_s)}")
     if fs.tpot_s is None:
         return constraint("tpot", False, None, fs.tpot_slo_s, "s",
@@ -273,11 +302,14 @@ def served_search(tr: Track, *, within_budget: bool = True) -> Config | None:
         shapes = list(zip(t.tp.tolist(), t.cp.tolist(), t.pp.tolist(), t.ep.tolist(),
                           strict=True))
         of = {sh: replica_slots(tr, wb, kb, sh) for sh in set(shapes)}
+        cap = {sh: capacity_step(tr, wb, kb, sh, of[sh][0]) for sh in of}
         slots = np.asarray([of[sh][0] for sh in shapes])
         slot_steps = np.asarray([of[sh][1] for sh in shapes])
+        cap_steps = np.asarray([cap[sh] for sh in shapes])
         missing = ~np.isfinite(slot_steps)
         slots = np.where(missing, t.batch_per_replica, slots)
         slot_steps = np.where(missing, t.per_token_latency_s, slot_steps)
+        slot_steps = np.where(np.isfinite(cap_steps) & ~missing, cap_steps, slot_steps)
         terms = _serving_terms(tr, t.per_token_latency_s, slots, slot_steps, pre, t.dp)
         ok = (t.fits & (terms["tpot"] <= tr.slo_s) & (terms["utilisation"] <= tr.max_utilisation)
               & ((t.devices * price <= tr.daily_budget) | (not within_budget)))

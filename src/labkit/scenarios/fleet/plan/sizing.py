@@ -55,13 +55,15 @@ from labkit.plans.scenarios.common import (
     DESIGN_MAX_DEVICES,
     DESIGN_MODE,
     fleet_users,
+    memory_basis,
+    serving_device,
     slo_class,
     slo_tpot,
 )
 from labkit.plans.scenarios.tiers import TierRow, layout_ttft, tier_for_context, tier_rows
 from labkit.plans.serving import fleet_reconciliation
 from labkit.plans.workload import saturated_prefill_share, stalled_tpot_s, track_phases
-from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model, get_model
 from labkit.scenarios.fleet.plan.scenario import (
     AXES,
@@ -79,6 +81,7 @@ __all__ = [
     "FleetSizing", "LayoutEval", "LayoutPrefill", "Move", "ParallelConfig",
     "ParallelismSearch", "Preset", "Sizing", "SloTarget", "StepTerms", "StopCriteria",
     "StopSweep", "TierRow", "fleet_hook", "fleet_models", "fleet_users", "layout_label",
+    "memory_basis",
     "single_moves", "size_fleet", "slo_class", "slo_tpot", "tier_for_context",
 ]
 
@@ -107,6 +110,8 @@ class FleetSizing:
     replica's time), ``max_utilisation`` (the cap, 0-1), ``served_devices`` (None: that
     replica shape does not fit once memory keeps its reserve). ``release_*``: Lab 1's
     release shape (track's devices per replica and batch slots) at the same demand.
+    Memory: ``usable_bytes_per_device`` after the track's serving reserve (every count here,
+    decode only and served, on it; ``memory_basis`` says so in words).
     Costs are per day, USD: ``provisioned_cost_per_day`` = fleet devices rented all day;
     ``busy_cost_per_day`` = the device-time actually used (100% utilisation basis).
     """
@@ -143,6 +148,7 @@ class FleetSizing:
     weight_bytes: float
     kv_bytes_per_token: float
     usable_bytes_per_device: float
+    memory_basis: str = ""
 
     @property
     def feasible(self) -> bool:
@@ -258,7 +264,7 @@ def size_fleet(track: Track, users: int, context_tokens: int, slo: str, weight_b
     ``slo``'s TPOT budget. Demand (requests/s) scales the track's with the users
     (Little's law at a fixed request time, exact at the default users)."""
     tr = track
-    hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
+    hw, m = serving_device(tr), get_model(tr.model_id)
     u, ctx, wb, kb = int(users), int(context_tokens), int(weight_bits), int(kv_bits)
     tpot = slo_tpot(str(slo))
     sz = fleet_sizing(hw, m, u, ctx, tpot, wb, kb, max_devices_per_replica=MAX_REPLICA_DEVICES)
@@ -280,7 +286,7 @@ def size_fleet(track: Track, users: int, context_tokens: int, slo: str, weight_b
         daily_budget=float(tr.daily_budget),
         weight_bytes=float(m.block_params_total * bits_to_bytes(wb)),
         kv_bytes_per_token=float(kv_bytes_per_token(m, kb)),
-        usable_bytes_per_device=float(hw.usable_memory_bytes),
+        usable_bytes_per_device=float(hw.usable_memory_bytes), memory_basis=memory_basis(tr),
         **_served(tr, sz, demand, wb, kb, ctx))  # type: ignore[arg-type]
 
 
@@ -319,7 +325,9 @@ class BStar:
 @dataclass(frozen=True)
 class StepTerms:
     """One replica's decode step split by the decode roofline (TP ``tp``, the KV read
-    split over ``cp`` ranks), s: weights, compute, KV read, overhead + TP communication.
+    split over ``cp`` ranks), s: weights, compute, KV read, overhead + TP communication
+    (``overhead_s``; its parts ``fixed_s``, the fixed overhead, and ``comm_s``, the TP
+    all-reduce, as Part A's math peek prints them).
     ``largest``: the term that binds; ``l_star``: the balance context L* (tokens, mode
     ``mode``); ``knee_batch``: B*/(1 - S/L*), the batch at which compute reaches weights +
     KV (inf when S >= L*: the KV read grows as fast as the compute)."""
@@ -332,6 +340,8 @@ class StepTerms:
     l_star: float
     knee_batch: float
     mode: str
+    fixed_s: float = 0.0
+    comm_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -471,7 +481,8 @@ class FleetLayouts:
 
     def __init__(self, track: Track) -> None:
         self.track = track
-        self.hw: Hardware = get_hardware(track.hardware_id)
+        self.hw: Hardware = serving_device(track)
+        self.memory_basis = memory_basis(track)
         self.models: dict[str, Model] = {mid: get_model(mid) for mid in fleet_models(track)}
         self.wb, self.kb = int(track.weight_bits), int(track.kv_bits or 16)
         self._presets: dict[str, dict[str, Preset]] = {}
@@ -548,7 +559,8 @@ class FleetLayouts:
         l_star = float(balance_context(self.hw, m, self.kb, mode=DESIGN_MODE))
         b = self.b_star(m.id).value
         knee = b / (1 - context / l_star) if context < l_star else math.inf
-        return StepTerms(w, c, k, o, largest, l_star, knee, DESIGN_MODE)
+        return StepTerms(w, c, k, o, largest, l_star, knee, DESIGN_MODE,
+                         float(r.overhead_step_s), float(r.comm_step_s))
 
     def evaluate(self, model_id: str, key: str, degrees: Sequence[int]) -> LayoutEval:
         """Your layout ``degrees`` (tp, cp, pp, dp, ep) of symptom ``key`` on ``model_id``

@@ -17,6 +17,7 @@ from labkit.plans.scenarios.common import (
     DESIGN_MODE,
     context_tokens,
     fleet_users,
+    serving_device,
 )
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model
@@ -39,13 +40,15 @@ def fleet_table(tr: Track, weight_bits: int, kv_bits: int, context: int | None =
                 batch: int | None = None, model: str | None = None,
                 ) -> tuple[ConfigTable, dict[tuple[int, ...], int]]:
     """:func:`labkit.physics.parallelism.enumerate_configs` of a fleet track (cached), and
-    the row of each (tp, cp, pp, dp, ep); ``model`` (a registry id) replaces the track's."""
+    the row of each (tp, cp, pp, dp, ep); ``model`` (a registry id) replaces the track's.
+    Memory is :func:`~labkit.plans.scenarios.common.serving_device`'s: usable after the
+    track's serving reserve (``capacity_bytes``)."""
     ctx = context_tokens(tr) if context is None else int(context)
     b = fleet_users(tr) if batch is None else int(batch)
     mid = tr.model_id if model is None else get_model(model).id
     key = (tr.hardware_id, mid, ctx, b, weight_bits, kv_bits)
     if key not in _TABLES:
-        t = enumerate_configs(tr.hardware_id, mid, ctx, b, weight_bits, kv_bits,
+        t = enumerate_configs(serving_device(tr), mid, ctx, b, weight_bits, kv_bits,
                               max_devices=DESIGN_MAX_DEVICES, mode=DESIGN_MODE)
         rows = zip(t.tp.tolist(), t.cp.tolist(), t.pp.tolist(), t.dp.tolist(), t.ep.tolist(),
                    strict=True)

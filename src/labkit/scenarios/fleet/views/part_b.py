@@ -19,6 +19,7 @@ from labkit.scenarios.fleet.plan.sizing import (
     FleetSizing,
     Move,
     fleet_hook,
+    memory_basis,
     single_moves,
     size_fleet,
     slo_class,
@@ -85,8 +86,9 @@ class PartBFleet(Part):
         self.figures["replica"] = lw.figure(
             [self.m_rep, self.m_rep_u], rx, ry, x_label="devices per replica",
             y_label="sequences per replica (log)",
-            title=(f"What limits one replica, by its size (a limit of {fmt_num(0)} shows "
-                   f"as {fmt_num(spec.LOG_FLOOR)})"), legend=True,
+            title=(f"What limits one replica, by its size (memory "
+                   f"{memory_basis(self.track)}, the paper's count; a limit of {fmt_num(0)} "
+                   f"shows as {fmt_num(spec.LOG_FLOOR)})"), legend=True,
             legend_location="top-left", y_tick_format=",.4~g", height=300)
         self._callout("infeasible", "danger")
         self._callout("budget", "danger")

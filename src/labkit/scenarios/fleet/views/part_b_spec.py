@@ -134,7 +134,8 @@ def served_text(f: FleetSizing) -> str:
     heads = (f", and past the model's {f.kv_heads} KV heads each head's cache sits on "
              f"{dpr // f.kv_heads} devices," if f.kv_replicated else "")
     slots = ("" if f.served_slots == sz.users_per_replica else
-             f" (memory after the {fmt_pct(f.memory_reserve_fraction)} reserve{heads} holds "
+             f" (with the embedding table and LM head resident too{heads or ','} the same memory "
+             "holds "
              f"{fmt_count(f.served_slots)} of the {fmt_count(sz.users_per_replica)} "
              "sequences)")
     return (head + f"Then prefill: each request also needs {fmt_time(f.prefill_s)} of "
@@ -201,9 +202,9 @@ def _axes_math(f: FleetSizing) -> str:
         _ceil(v[0] / v[1]) == sz.weights_floor_devices
         and _ceil((v[0] + kvu) / v[1]) == sz.kv_headroom_devices))
     return (
-        "<p>Three axes, all must hold (HBM = usable bytes per device; N = the transformer "
-        "blocks' parameters, as the paper counts them: the embedding table and LM head, which "
-        "the memory cards count in the resident weights, aside):</p>"
+        f"<p>Three axes, all must hold (HBM = usable bytes per device, {f.memory_basis}; "
+        "N = the transformer blocks' parameters, as the paper counts them: the embedding "
+        "table and LM head, which the memory cards count in the resident weights, aside):</p>"
         f"$$A = \\left\\lceil \\frac{{N b}}{{\\mathrm{{HBM}}}} \\right\\rceil = "
         f"\\left\\lceil \\frac{{{nb}}}{{{hbm}}}\\right\\rceil = {sz.weights_floor_devices}$$"
         f"$$B = \\left\\lceil \\frac{{N b + u\\,S\\,\\mathrm{{kv\\_bpt}}}}"

@@ -75,6 +75,9 @@ class PartCFleet(FleetCCharts):
     def _setup(self) -> None:
         tr, m = self.track, self.model
         self.plans = FleetLayouts(tr)
+        # the served device: usable memory after the track's serving reserve, as the
+        # layout table, Part B and the design check count it (name and links unchanged)
+        self.hw = self.plans.hw
         self.models = self.plans.models
         self.ctx0, self.b0 = int(tr.context_tokens or 0), int(tr.batch_size)
         self.presets = self.plans.presets_for(m)
@@ -198,7 +201,7 @@ class PartCFleet(FleetCCharts):
             "next_layout": layout_label(lay.next_degrees),
             "next_candidate": lay.next_config is not None, "expected": self._expected,
         }
-        self._set_readout(metric_cards(spec.cards(lay, sr, self.hw)))
+        self._set_readout(metric_cards(spec.cards(lay, sr, self.plans.memory_basis)))
         self._set_details("" if cfg is None else paper.comm_table(cfg, self.hw))
 
     @depends_on(ALL)
@@ -208,11 +211,13 @@ class PartCFleet(FleetCCharts):
         c, p = lay.config, lay.preset
         sr = self.plans.search_for(lay.model.id, lay.key)
         self.callouts["diagnosis"].show(
-            f"{lw.esc(p.label)} → first axis: {lw.esc(p.first)}", spec.diagnosis(lay, sr, hw))
+            f"{lw.esc(p.label)} → first axis: {lw.esc(p.first)}", spec.diagnosis(lay, sr, hw,
+                                                                    self.plans.memory_basis))
         self._failing(s, "not_candidate", c is None, "Not a possible layout",
                       lw.esc(lay.reason) + ".")
         self._failing(s, "oom", c is not None and not c.fits,
-                      "Out of memory on the binding device", spec.oom_detail(lay, hw))
+                      "Out of memory on the binding device",
+                      spec.oom_detail(lay, self.plans.memory_basis))
         self._failing(s, "slo", c is not None and not lay.meets_slo,
                       "Decode step over the TPOT budget", spec.slo_detail(lay))
         self._failing(s, "comm", lay.comm_dominates,
@@ -274,7 +279,8 @@ class PartCFleet(FleetCCharts):
         s = self.settings()
         lay = self._layout(s)
         pre = lay.prefill
-        tables = paper.tiers_table(self._tiers(s), self.hw, lay.preset.context)
+        tables = paper.tiers_table(self._tiers(s), self.hw, lay.preset.context,
+                                   self.plans.memory_basis)
         if pre is not None:
             tables += paper.slo_table(slo_class(self.track), pre.ttft_s, lay.step_s)
         return tables

@@ -42,7 +42,10 @@ class FleetCCharts(Part):
                                          lw.PALETTE["grey"]],
                                  labels=["weights", "KV", "transient"], legend=True)
         self.m_mem_cap = lw.hline_mark(hw.usable_memory_bytes / 1e9, my,
-                                       color=lw.PALETTE["red"], label="usable", legend=True)
+                                       color=lw.PALETTE["red"],
+                                       label=("usable after the reserve"
+                                              if tr.memory_reserve_fraction > 0 else "usable"),
+                                       legend=True)
         self.figures["memory"] = lw.figure(
             [self.m_mem, self.m_mem_cap], mx, my, x_label="layout",
             y_label="GB on the binding device", title="Per-device memory", legend=True,

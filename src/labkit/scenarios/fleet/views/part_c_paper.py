@@ -80,7 +80,9 @@ def terms_clause(t: StepTerms) -> str:
     """The step's terms, largest named (``t.largest``)."""
     return (f"its step's largest term is {TERM_NAMES[t.largest]} (weights "
             f"{fmt_time(t.weight_s)}, compute {fmt_time(t.compute_s)}, KV "
-            f"{fmt_time(t.kv_s)}, overhead {fmt_time(t.overhead_s)})")
+            f"{fmt_time(t.kv_s)}, overhead {fmt_time(t.overhead_s)}"
+            + (f" (fixed {fmt_time(t.fixed_s)} + TP comm {fmt_time(t.comm_s)})"
+               if t.comm_s > 0 else "") + ")")
 
 
 def dp_sentence(c: StopCriteria, t: StepTerms | None = None) -> str:
@@ -171,11 +173,11 @@ def disagg_sentence(p: LayoutPrefill) -> str:
 
 # -- reveal tables ------------------------------------------------------------------------------
 
-def _row_cells(r: TierRow, hw: Hardware) -> list[str]:
+def _row_cells(r: TierRow) -> list[str]:
     c = r.config
     ctx = f"{r.context:,}" + (" (the model's limit)" if r.capped else "")
     mem = (lw.esc(r.why) if c is None else
-           f"{format_bytes(c.used_bytes)} of {format_bytes(hw.usable_memory_bytes)}"
+           f"{format_bytes(c.used_bytes)} of {format_bytes(c.capacity_bytes)}"
            + ("" if c.fits else " ✖ OOM"))
     # a layout that does not fit memory runs no step: no time is quoted for it
     tpot = fmt_time(c.per_token_latency_s) if r.fits and c is not None else "—"
@@ -188,26 +190,40 @@ def _row_cells(r: TierRow, hw: Hardware) -> list[str]:
             ttft, met]
 
 
-def tiers_table(rows: Sequence[TierRow], hw: Hardware, context: int) -> str:
+def _route(rows: Sequence[TierRow], context: int) -> str:
+    """Which tier the context routes to, and -- when that tier's template does not fit --
+    that it is the template (its full context and batch) that does not, beside your row."""
+    tier = tier_for_context(context)
+    if tier is None:
+        return f"Your {context:,}-token context is beyond every tier."
+    row = next((r for r in rows if r.label == tier.name), None)
+    yours = next((r for r in rows if r.label == "yours"), None)
+    out = (f"Your {context:,}-token context routes to the {tier.name} tier "
+           f"(contexts up to {tier.max_context:,})")
+    if row is None or row.fits:
+        return out + "."
+    out += (f"; its template, {row.batch:,} sequences at its full {row.context:,} tokens, "
+            "does not fit this device at these precisions")
+    if yours is not None and yours.fits:
+        out += (f", while your layout, {yours.batch:,} sequences at {yours.context:,} "
+                "tokens, does")
+    return out + "."
+
+
+def tiers_table(rows: Sequence[TierRow], hw: Hardware, context: int,
+                memory_basis: str) -> str:
     """The paper's tiers on this device and model, the student's row highlighted, and which
     tier the student's context routes to (:func:`labkit.plans.scenarios.tiers.tier_for_context`)."""
     body = []
     for r in rows:
-        cells = _row_cells(r, hw)
+        cells = _row_cells(r)
         if r.label == "yours":
             cells = [f"<span style='{HIGHLIGHT}'>{x}</span>" for x in cells]
         body.append(cells)
-    tier = tier_for_context(context)
-    row = next((r for r in rows if tier is not None and r.label == tier.name), None)
-    route = (f"Your {context:,}-token context routes to the {tier.name} tier "
-             f"(contexts up to {tier.max_context:,})"
-             + ("" if row is None or row.fits else
-                ", which does not fit this device at these precisions")
-             + "." if tier is not None else
-             f"Your {context:,}-token context is beyond every tier.")
+    route = _route(rows, context)
     return ("<div><b>Deployment tiers</b> (paper §5.2: one base model, a pool per "
             "context range; TP at the KV heads, CP growing with context, B shrinking), priced "
-            f"on {lw.esc(hw.name)}. {route}</div>"
+            f"on {lw.esc(hw.name)}, memory {lw.esc(memory_basis)}. {route}</div>"
             + html_table(["tier", "layout", "devices", "context (tokens)", "batch",
                           "memory per device", "TPOT (decode step)", "TTFT",
                           "tightest SLO class met"],

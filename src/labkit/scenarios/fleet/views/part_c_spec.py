@@ -58,8 +58,10 @@ def symptom_present(sr: ParallelismSearch | None, hw: Hardware) -> str:
             + (", beyond one fast domain" if c.devices > hw.domain_size else "") + ").")
 
 
-def diagnosis(lay: LayoutEval, sr: ParallelismSearch | None, hw: Hardware) -> str:
-    """The symptom's first axis, and the next layout along it only when it is one."""
+def diagnosis(lay: LayoutEval, sr: ParallelismSearch | None, hw: Hardware,
+              memory_basis: str) -> str:
+    """The symptom's first axis, and the next layout along it only when it is one
+    (``memory_basis``: the served device's memory in words, as the plans count it)."""
     m, p = lay.model, lay.preset
     if p.axis == "ep" and not m.is_moe:
         return (f"{lw.esc(m.name)} is dense: every token uses every FFN weight, so there are "
@@ -71,7 +73,7 @@ def diagnosis(lay: LayoutEval, sr: ParallelismSearch | None, hw: Hardware) -> st
                f"{lw.esc(lay.next_reason)}.")
     else:
         fit = ("" if c2.fits else
-               f", which does not fit the {format_bytes(hw.usable_memory_bytes)} usable")
+               f", which does not fit the {memory_basis}")
         nxt = (f" Adding {ax} here gives {layout_label(lay.next_degrees)}: step "
                f"{fmt_time(c2.per_token_latency_s)}, {format_bytes(c2.used_bytes)} per "
                f"device{fit}.")
@@ -83,7 +85,7 @@ STEP_BASIS = "every sequence at the full context, communication included"
 
 
 def cards(lay: LayoutEval, sr: ParallelismSearch | None,
-          hw: Hardware) -> list[tuple[str, str, str, str]]:
+          memory_basis: str) -> list[tuple[str, str, str, str]]:
     c, p = lay.config, lay.preset
     return [
         ("workload", f"{fmt_count(p.batch)} x {fmt_count(p.context)} tokens",
@@ -91,7 +93,7 @@ def cards(lay: LayoutEval, sr: ParallelismSearch | None,
         ("your layout", layout_label(lay.degrees), counted(lay.devices, "device"),
          lw.PALETTE["blue"]),
         ("memory", "—" if c is None else format_bytes(c.used_bytes),
-         f"of {format_bytes(hw.usable_memory_bytes)}", lw.PALETTE["purple"]),
+         f"of {memory_basis}", lw.PALETTE["purple"]),
         ("step (each sequence's TPOT)", "—" if c is None else fmt_time(c.per_token_latency_s),
          "—" if c is None else
          f"{STEP_BASIS}; per token (step / B) {fmt_time(lay.per_token_s)}; comm "
@@ -104,13 +106,13 @@ def cards(lay: LayoutEval, sr: ParallelismSearch | None,
     ]
 
 
-def oom_detail(lay: LayoutEval, hw: Hardware) -> str:
+def oom_detail(lay: LayoutEval, memory_basis: str) -> str:
     c = lay.config
     if c is None:
         return ""
     return (f"{format_bytes(c.weights_bytes)} weights + {format_bytes(c.kv_bytes)} KV + "
             f"{format_bytes(c.transient_bytes)} transient = {format_bytes(c.used_bytes)} of "
-            f"{format_bytes(hw.usable_memory_bytes)}.")
+            f"{memory_basis}.")
 
 
 def slo_detail(lay: LayoutEval) -> str:
@@ -145,9 +147,16 @@ def boundary(lay: LayoutEval, sr: ParallelismSearch | None) -> tuple[str, str]:
     extra = "" if sr is None else (
         f"; labkit's fewest-device layout is {layout_label(sr.chosen.degrees)} "
         f"({counted(sr.chosen.devices, 'device')})")
+    pre = lay.prefill
+    if pre is None:
+        colocated = ""
+    elif pre.ttft_missed or pre.disaggregate:   # a callout below says what prefill does
+        colocated = " (prefill on the same replica is the callout below)"
+    else:
+        colocated = (f"; with prefill on the same replica the mean TPOT is "
+                     f"{fmt_time(pre.tpot_colocated_s)}, still within it")
     return (f"{layout_label(lay.degrees)} fits and its decode-only step meets the TPOT "
-            "budget (prefill on the same replica is the callout below)",
-            f"{counted(lay.devices, 'device')}{extra}.")
+            f"budget{colocated}", f"{counted(lay.devices, 'device')}{extra}.")
 
 
 def reveal(sr: ParallelismSearch | None, layout: str, devices: int) -> str:
