@@ -215,3 +215,24 @@ def test_part_c_references_point_at_what_is_shown(make_lab, track):
             yours = c.plans.tiers(c._layout(c.settings()))[-1]
             assert ("while your layout" in m.group(0)) == yours.fits
     assert seen == {True, False}, "both boundary templates must be reached"
+
+
+@pytest.mark.parametrize("track", FLEET)
+def test_part_b_names_lab1_s_count_wherever_the_paper_s_differs(make_lab, track):
+    """One replica, two counts of its sequences (the paper's KV count, Lab 1's release
+    review): equal, or Lab 1's stands beside the paper's with its reason."""
+    part = make_lab("lab2", track).part("B")
+    seen_differ = False
+    for wb, kb in itertools.product((4, 8, 16), (8, 16)):
+        _set(part, weight_bits=wb, kv_bits=kb)
+        r = part.results
+        at = r["replica_index"]
+        f_kv = None if at is None else r["kv_limit_by_size"][at]
+        lab1 = r.get("lab1_sessions")
+        math = _text(part.math.body)
+        if lab1 is None or f_kv is None:
+            continue
+        named = f"Lab 1's release review counts {fmt_count(lab1)} here" in math
+        assert named == (lab1 != f_kv), (wb, kb, lab1, f_kv)
+        seen_differ |= lab1 != f_kv
+    assert seen_differ, "the grid never reached a replica where the two counts differ"

@@ -62,7 +62,12 @@ from labkit.plans.scenarios.common import (
 )
 from labkit.plans.scenarios.tiers import TierRow, layout_ttft, tier_for_context, tier_rows
 from labkit.plans.serving import fleet_reconciliation
-from labkit.plans.workload import saturated_prefill_share, stalled_tpot_s, track_phases
+from labkit.plans.workload import (
+    saturated_prefill_share,
+    session_capacity,
+    stalled_tpot_s,
+    track_phases,
+)
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model, get_model
 from labkit.scenarios.fleet.plan.scenario import (
@@ -149,6 +154,9 @@ class FleetSizing:
     kv_bytes_per_token: float
     usable_bytes_per_device: float
     memory_basis: str = ""
+    lab1_sessions: int | None = None
+    """Lab 1's count of the same replica's sequences (its release review: the whole model's
+    weights and each device's KV heads), None when the sizing finds no replica."""
 
     @property
     def feasible(self) -> bool:
@@ -229,6 +237,8 @@ class FleetSizing:
             "kv_limit_by_size": list(self.kv_limit_by_size),
             "slo_limit_by_size": list(self.slo_limit_by_size),
             "replica_sizes": list(REPLICA_SIZES),
+            "replica_index": self.replica_index if self.feasible else None,
+            "lab1_sessions": self.lab1_sessions,
         }
 
 
@@ -287,6 +297,10 @@ def size_fleet(track: Track, users: int, context_tokens: int, slo: str, weight_b
         weight_bytes=float(m.block_params_total * bits_to_bytes(wb)),
         kv_bytes_per_token=float(kv_bytes_per_token(m, kb)),
         usable_bytes_per_device=float(hw.usable_memory_bytes), memory_basis=memory_basis(tr),
+        lab1_sessions=(int(session_capacity(tr, weight_bits=wb, kv_bits=kb,
+                                            context_tokens=ctx,
+                                            devices_per_replica=sz.devices_per_replica
+                                            ).max_sessions) if sz.feasible else None),
         **_served(tr, sz, demand, wb, kb, ctx))  # type: ignore[arg-type]
 
 

@@ -81,6 +81,18 @@ def playbook_table(bind: str) -> str:
             + html_table(["binding axis", "first lever", "second lever"], rows))
 
 
+def lab1_count(f: FleetSizing) -> str:
+    """Where Lab 1's count of the same replica's sequences differs from the paper's KV
+    count, the difference with its reason ("" where they agree)."""
+    kv = f.kv_limit_by_size[f.replica_index]
+    if f.lab1_sessions is None or f.lab1_sessions == kv:
+        return ""
+    return (f". Lab 1's release review counts {fmt_count(f.lab1_sessions)} here: it also "
+            "counts the weights outside the transformer blocks (the embeddings), which the "
+            "paper's count leaves out, and, where a replica has more devices than KV heads, "
+            "each head's copies")
+
+
 def cards(f: FleetSizing, budget_text: str) -> list[tuple[str, str, str, str]]:
     sz = f.sizing
     fleet_note = (f"decode only {fmt_count(f.decode_only_devices)}; {basis(f)}"
@@ -241,7 +253,7 @@ def math_html(f: FleetSizing) -> str:
                 f"{sz.devices_per_replica} a replica's KV fits "
                 f"{fmt_count(f.kv_limit_by_size[f.replica_index])} users and TPOT allows "
                 f"{fmt_count(f.slo_limit_by_size[f.replica_index])}, so it holds "
-                f"{fmt_count(sz.users_per_replica)} (the smaller binds):</p>"
+                f"{fmt_count(sz.users_per_replica)} (the smaller binds){lab1_count(f)}:</p>"
                 f"$$\\left\\lceil \\frac{{{f.users}}}{{{sz.users_per_replica}}} \\right\\rceil "
                 f"\\times {sz.devices_per_replica} = {sz.replicas} \\times "
                 f"{sz.devices_per_replica} = {sz.total_devices}\\ \\text{{devices}}$$")
