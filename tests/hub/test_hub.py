@@ -307,8 +307,11 @@ def _work_and_submit(c: Course) -> None:
     parts = [lab.part(p) for p in "ABCD"]
     _commit(page, nb, ".labkit-prediction", [_label(p.predict, -1) for p in parts],
             "Commit prediction")
-    _commit(page, nb, ".labkit-checkpoint", [_label(p.checkpoint, 0) for p in parts],
-            "Commit answer")
+    # a checkpoint's point is for its right first answer: alice gives it (carol's honest
+    # answers file does too)
+    _commit(page, nb, ".labkit-checkpoint",
+            [_label(p.checkpoint, p.checkpoint.options.index(p.checkpoint_expected))
+             for p in parts], "Commit answer")
     assert not nb.save()
     _open_assignments(page)
     _press(page, "fetched_assignments_list", "Submit")
