@@ -10,15 +10,12 @@ unreadable file is left out. The first answer counts (the one committed before t
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.core.answers import LEDGER_ENV, AnswerStore
 from labkit.core.keys import PARTS
-from labkit.course.judge import first_answers
+from labkit.course.judge import first_answers, fresh_lab
 
 
 @dataclass(frozen=True)
@@ -79,28 +76,17 @@ class Belief:
 
 def questions(lab_id: str, track_id: str) -> list[Question]:
     """Every prediction and checkpoint of ``lab_id`` on ``track_id`` with its options and
-    computed answer, read from the lab's own widgets (built with an empty store and no
-    design ledger, as the grader reads them)."""
-    from labkit.labs.registry import LABS
-
-    nowhere = Path(tempfile.gettempdir(), f"labkit-no-answers-{os.getpid()}", "none.json")
-    saved = os.environ.get(LEDGER_ENV)
-    os.environ[LEDGER_ENV] = str(nowhere)
-    try:
-        lab = LABS.get_lab(lab_id).lab(track_id, store=AnswerStore(nowhere))
-        out = []
-        for letter in PARTS:
-            part = lab.part(letter)
-            for kind, q, right in (("prediction", part.predict, part.expected),
-                                   ("checkpoint", part.checkpoint, part.checkpoint_expected)):
-                opts = tuple((q.label_for(v), v) for v in (q.options or ()))
-                out.append(Question(letter, kind, str(q.question), opts, right))
-        return out
-    finally:
-        if saved is None:
-            os.environ.pop(LEDGER_ENV, None)
-        else:
-            os.environ[LEDGER_ENV] = saved
+    computed answer, read from the lab's own widgets as the grader reads them
+    (:func:`labkit.course.judge.fresh_lab`)."""
+    lab = fresh_lab(lab_id, track_id)
+    out = []
+    for letter in PARTS:
+        part = lab.part(letter)
+        for kind, q, right in (("prediction", part.predict, part.expected),
+                               ("checkpoint", part.checkpoint, part.checkpoint_expected)):
+            opts = tuple((q.label_for(v), v) for v in (q.options or ()))
+            out.append(Question(letter, kind, str(q.question), opts, right))
+    return out
 
 
 def class_beliefs(course_root: Path, assignment: str) -> tuple[Belief, ...]:

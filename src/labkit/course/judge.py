@@ -366,29 +366,45 @@ class Choices:
         return self.bounds is not None and self.bounds[0] <= value <= self.bounds[1]
 
 
-@functools.lru_cache(maxsize=64)
-def question_choices(lab_id: str, track_id: str) -> dict[str, Choices] | None:
-    """The answer-store key of every prediction and checkpoint of ``lab_id`` on
-    ``track_id`` and what it accepts, read from the lab's own widgets (built with an empty
-    store and no design ledger); {} for an unknown track, None when the lab cannot be
-    built (then no completion credit can be checked, so none is given)."""
+def fresh_lab(lab_id: str, track_id: str) -> Any:
+    """``lab_id`` on ``track_id`` as nobody has answered it, every part built: an empty
+    answers store and no design ledger (``$LABKIT_LEDGER`` is restored after)."""
     import os
     import tempfile
 
     from labkit.core.answers import LEDGER_ENV, AnswerStore
     from labkit.labs.registry import LABS
-    from labkit.tracks import get_track
 
-    try:
-        get_track(track_id)
-        info = LABS.get_lab(lab_id)
-    except (ValueError, KeyError, LookupError):
-        return {}
     nowhere = Path(tempfile.gettempdir(), f"labkit-no-answers-{os.getpid()}", "none.json")
     saved = os.environ.get(LEDGER_ENV)
     os.environ[LEDGER_ENV] = str(nowhere)
     try:
-        lab = info.lab(track_id, store=AnswerStore(nowhere))
+        lab = LABS.get_lab(lab_id).lab(track_id, store=AnswerStore(nowhere))
+        lab.parts()
+        return lab
+    finally:
+        if saved is None:
+            os.environ.pop(LEDGER_ENV, None)
+        else:
+            os.environ[LEDGER_ENV] = saved
+
+
+@functools.lru_cache(maxsize=64)
+def question_choices(lab_id: str, track_id: str) -> dict[str, Choices] | None:
+    """The answer-store key of every prediction and checkpoint of ``lab_id`` on
+    ``track_id`` and what it accepts, read from the lab's own widgets
+    (:func:`fresh_lab`); {} for an unknown track, None when the lab cannot be built (then
+    no completion credit can be checked, so none is given)."""
+    from labkit.labs.registry import LABS
+    from labkit.tracks import get_track
+
+    try:
+        get_track(track_id)
+        LABS.get_lab(lab_id)
+    except (ValueError, KeyError, LookupError):
+        return {}
+    try:
+        lab = fresh_lab(lab_id, track_id)
         out = {}
         for letter in PARTS:
             part = lab.part(letter)
@@ -398,11 +414,6 @@ def question_choices(lab_id: str, track_id: str) -> dict[str, Choices] | None:
         return out
     except Exception:  # a grader bug must not crash a job: no credit, and a finding
         return None
-    finally:
-        if saved is None:
-            os.environ.pop(LEDGER_ENV, None)
-        else:
-            os.environ[LEDGER_ENV] = saved
 
 
 def answer_audit(answers_file: Path, lab_id: str | None) -> tuple[list[str], dict[str, str]]:
