@@ -182,9 +182,7 @@ def test_part_b_and_part_d_give_one_replica_one_capacity(make_lab, track, wb, kb
     cfg = {"weight_bits": wb, "kv_bits": kb, "tp": dpr, "dp": dp}
     fs = fleet_serving(tr, {**cfg, "cp": 1, "pp": 1, "ep": 1})
     assert fs is not None
-    if fs.slots_per_replica != r["served_slots"]:
-        pytest.skip("Part B's pooled TPOT count holds more slots than the layout's step "
-                    "allows (a different replica)")
+    assert fs.slots_per_replica == r["served_slots"]   # one replica: the same slots
     mu_b = b._fleet(b.settings()).served_capacity_per_s
     assert fs.capacity_per_s == pytest.approx(mu_b, rel=1e-4)
     assert fmt_count(fs.capacity_per_s) == fmt_count(mu_b)
@@ -236,3 +234,31 @@ def test_part_b_names_lab1_s_count_wherever_the_paper_s_differs(make_lab, track)
         assert named == (lab1 != f_kv), (wb, kb, lab1, f_kv)
         seen_differ |= lab1 != f_kv
     assert seen_differ, "the grid never reached a replica where the two counts differ"
+
+
+@pytest.mark.parametrize("track", FLEET)
+def test_part_b_says_why_a_served_replica_holds_fewer_sequences(make_lab, track):
+    """Wherever the served replica holds fewer sequences than the decode-only count, Part B
+    says so with each reason that binds: its memory (embeddings and the reserve) and its own
+    step, communication included (Part D's count of the same replica), each with its count."""
+    b = make_lab("lab2", track).part("B")
+    seen = set()
+    for wb, kb in ((16, 16), (8, 8), (16, 8), (4, 4)):
+        for ctx in (b.ctx0 // 2, b.ctx0, b.ctx0 * 2):
+            _set(b, weight_bits=wb, kv_bits=kb, context=ctx)
+            r = b.results
+            if r["served_slots"] is None:
+                continue
+            text = _text(b.callouts["served"].value)
+            n = r["users_per_replica"]
+            mem, step = r["served_memory_slots"], r["served_step_slots"]
+            assert r["served_slots"] == min(n, mem, step)
+            if mem < n:
+                seen.add("memory")
+                assert f"memory holds {fmt_count(mem)} of the {fmt_count(n)}" in text
+            if step < min(mem, n):
+                seen.add("step")
+                assert f"up to {fmt_count(step)} sequences" in text, text
+            if r["served_slots"] == n:
+                assert "sequences (as Part D" not in text and "memory holds" not in text
+    assert seen == {"memory", "step"}, seen

@@ -42,7 +42,10 @@ def test_size_fleet_adds_prefill_and_the_cap_to_the_decode_only_count(users, ctx
                         kv_bits=kb, devices_per_replica=sz.devices_per_replica,
                         batch_size=sz.users_per_replica, context_tokens=ctx,
                         with_baseline=False)
-    if same.feasible:
+    if f.served_step_s is not None and f.served_step_s > f.tpot_slo_s:
+        # Lab 1's replica (TP over its devices) misses the budget with its communication
+        assert not f.fleet_includes_prefill and f.fleet_devices == f.decode_only_devices
+    elif same.feasible:
         assert f.fleet_includes_prefill and f.fleet_devices == same.total_devices
         assert f.served_replicas == math.ceil(
             f.demand_rate_per_s / (TR.max_utilisation * f.served_capacity_per_s) - 1e-12)
@@ -143,3 +146,31 @@ def test_a_replica_holds_the_smaller_of_its_kv_and_tpot_limits(users, context):
     i, sz = f.replica_index, f.sizing
     assert sz.users_per_replica == min(f.kv_limit_by_size[i], f.slo_limit_by_size[i], users)
     assert sz.replicas == -(-users // sz.users_per_replica)
+
+
+@pytest.mark.parametrize(("users", "wb", "kb"), [
+    (1143, 16, 16), (1143, 8, 8), (1143, 16, 8), (4572, 16, 16), (18288, 16, 16),
+    (286, 4, 4), (4572, 8, 8)])
+def test_part_b_serves_on_the_layout_part_d_counts(users, wb, kb):
+    """Part B's served replica is Lab 1's (TP over its devices), a row Part D can build:
+    it holds the most sequences whose step, communication included, keeps the budget, and
+    Part D's design of that shape holds the same slots and serves the same requests/s per
+    replica. A replica whose step misses the budget at one sequence is not served (said)."""
+    from labkit.scenarios.fleet.plan.serving import fleet_serving, replica_slots
+
+    f = fleet.size_fleet(TR, users, int(TR.context_tokens), "chat", wb, kb)
+    n = f.sizing.devices_per_replica
+    _, step = replica_slots(TR, wb, kb, (n, 1, 1, 1))
+    assert f.served_layout == fleet.layout_label((n, 1, 1, 1, 1))
+    assert f.served_step_s == (step if math.isfinite(step) else None)
+    if step > f.tpot_slo_s:
+        assert not f.fleet_includes_prefill and f.fleet_devices == f.decode_only_devices
+        return
+    assert f.fleet_includes_prefill
+    _, index = fleet_table(TR, wb, kb)   # a replica's capacity is its own, at any DP
+    dp = max(d[3] for d in index if d[0] == n and d[1] == d[2] == d[4] == 1)
+    fs = fleet_serving(TR, {"weight_bits": wb, "kv_bits": kb, "tp": n, "cp": 1, "pp": 1,
+                            "dp": dp, "ep": 1})
+    assert fs is not None
+    assert fs.slots_per_replica == f.served_slots
+    assert fs.capacity_per_s == pytest.approx(f.served_capacity_per_s, rel=1e-6)

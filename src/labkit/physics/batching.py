@@ -83,7 +83,20 @@ def sample_lengths(mean_tokens: object, cv: object = 0.0, n: int = DEFAULT_REQUE
     rng = np.random.default_rng(seed_)
     raw = rng.lognormal(math.log(mean) - sigma2 / 2.0, math.sqrt(sigma2), count)
     raw *= mean / raw.mean()  # pin the sample mean so every seed serves the same load
-    return np.maximum(1, np.rint(raw)).astype(np.int64)
+    return _whole_tokens(raw, round(mean * count))
+
+
+def _whole_tokens(raw: np.ndarray, total: int) -> np.ndarray:
+    """``raw`` lengths as whole tokens (at least 1) summing to ``total`` where it can:
+    floors, then one more token to the largest remainders (largest-remainder rounding), so
+    the rounded sample keeps the mean the closed forms use."""
+    out = np.maximum(1, np.floor(raw)).astype(np.int64)
+    short = int(total - out.sum())
+    if short > 0:
+        out[np.argsort(-(raw - np.floor(raw)), kind="stable")[:short]] += 1
+    elif short < 0:
+        out[np.argsort(-out, kind="stable")[:-short]] -= 1
+    return np.asarray(np.maximum(1, out), dtype=np.int64)
 
 
 def arrival_times(rate_per_s: object, n: int = DEFAULT_REQUESTS, process: str = "poisson",

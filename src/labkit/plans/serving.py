@@ -500,9 +500,11 @@ class FleetReconciliation:
 
 
 def fleet_reconciliation(track: str | Track, sizing: Sizing, *, demand_rate_per_s: object,
-                         weight_bits: int, kv_bits: int,
-                         context_tokens: object = None) -> FleetReconciliation:
-    """Size ``demand_rate_per_s`` (requests/s) both ways, from a feasible ``sizing``.
+                         weight_bits: int, kv_bits: int, context_tokens: object = None,
+                         slots: int | None = None) -> FleetReconciliation:
+    """Size ``demand_rate_per_s`` (requests/s) both ways, from a feasible ``sizing``;
+    ``slots`` (default: the sizing's sequences per replica) caps the same-shape plan's
+    batch (a replica whose own step, communication included, holds fewer).
 
     prefill_share = mu x p(1): a saturated replica serves mu requests/s and stalls p(1)
     seconds on each prefill (continuous batching's capacity 1 / (p(1) + L (tau + o) / B)).
@@ -512,8 +514,10 @@ def fleet_reconciliation(track: str | Track, sizing: Sizing, *, demand_rate_per_
         raise ValueError(f"sizing: infeasible ({sizing.reason}); nothing to reconcile")
     same = serving_plan(tr, demand_rate_per_s=demand_rate_per_s, weight_bits=weight_bits,
                         kv_bits=kv_bits, devices_per_replica=sizing.devices_per_replica,
-                        batch_size=sizing.users_per_replica, context_tokens=context_tokens,
-                        with_baseline=False)
+                        batch_size=(sizing.users_per_replica if slots is None else
+                                    min(sizing.users_per_replica,
+                                        v.positive_int("slots", slots))),
+                        context_tokens=context_tokens, with_baseline=False)
     release = serving_plan(tr, demand_rate_per_s=demand_rate_per_s, weight_bits=weight_bits,
                            kv_bits=kv_bits, context_tokens=context_tokens, with_baseline=False)
     prefill = 0.0

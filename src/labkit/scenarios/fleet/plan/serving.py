@@ -136,18 +136,21 @@ def _replica_step(hardware: str, model: str, context: int, batch: int, wb: int, 
 
 
 def replica_slots(track: str | Track, weight_bits: int, kv_bits: int,
-                  shape: tuple[int, int, int, int]) -> tuple[int, float]:
+                  shape: tuple[int, int, int, int], *, context: int | None = None,
+                  tpot_slo_s: float | None = None) -> tuple[int, float]:
     """(slots, step s): the most sequences one replica (tp, cp, pp, ep) holds -- its
     KV-memory limit and its TPOT-budget limit as Part B's three axes count them
     (:func:`per_replica_limits`), within the sessions its memory keeps beside the track's
     reserve (:func:`labkit.plans.serving.track_capacity`, as :func:`serving_plan` caps its
     slots), lowered until the layout's own step, communication included, is within the
     budget -- and its step with every slot busy (at least one slot; NaN step when the
-    shape is not a layout)."""
+    shape is not a layout). ``context`` (tokens) and ``tpot_slo_s`` (s) default to the
+    track's."""
     tr = get_track(track)
     hw, m = serving_device(tr), get_model(tr.model_id)
     tp, cp, pp, _ = shape
-    ctx, slo = context_tokens(tr), tr.slo_s
+    ctx = context_tokens(tr) if context is None else int(context)
+    slo = tr.slo_s if tpot_slo_s is None else float(tpot_slo_s)
     b_kv, b_slo = per_replica_limits(hw, m, ctx, slo, weight_bits, kv_bits,
                                      np.asarray([tp * cp * pp]))
     held = track_capacity(tr, context_tokens=ctx, weight_bits=weight_bits, kv_bits=kv_bits,

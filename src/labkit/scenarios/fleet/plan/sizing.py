@@ -1,12 +1,5 @@
-"""Lab 2 Parts B and C of a fleet: one computation per quantity, frozen results with units.
-
-Part B (capacity) reads :class:`FleetSizing`: the paper's three-axis, decode-only sizing
-(:func:`labkit.physics.capacity.size_deployment`) and, step by step, what a fleet that
-serves the demand adds to it -- each request's prefill and the utilisation cap -- with
-:func:`labkit.plans.serving.fleet_reconciliation` (the function Lab 1's release review
-sizes with). ``fleet_devices`` is the one fleet size the card, the callouts and the
-hand-off show; ``fleet_includes_prefill`` says whether it could include prefill and the cap
-(else it is the decode-only count, labelled so).
+"""Lab 2 Part C of a fleet: one computation per quantity, frozen results with units (Part
+B's sizing is :mod:`.capacity`, re-exported here: :class:`FleetSizing`, :func:`size_fleet`).
 
 Part C (parallelism) reads :class:`LayoutEval` from :class:`FleetLayouts`: one TP x CP x PP
 x DP (x EP) layout of a symptom's workload, its decode step (``step_s``; per generated
@@ -32,9 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from labkit.core.format import fmt_time
-from labkit.core.units import bits_to_bytes
 from labkit.physics.capacity import SLO_TARGETS, Sizing, SloTarget
-from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.parallelism import (
     PP_BUBBLE_STOP,
     ConfigTable,
@@ -61,22 +52,24 @@ from labkit.plans.scenarios.common import (
     slo_tpot,
 )
 from labkit.plans.scenarios.tiers import TierRow, layout_ttft, tier_for_context, tier_rows
-from labkit.plans.serving import fleet_reconciliation
 from labkit.plans.workload import (
     saturated_prefill_share,
-    session_capacity,
     stalled_tpot_s,
-    track_phases,
 )
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model, get_model
+from labkit.scenarios.fleet.plan.capacity import (
+    MAX_REPLICA_DEVICES,
+    FleetSizing,
+    fleet_hook,
+    layout_label,
+    size_fleet,
+)
 from labkit.scenarios.fleet.plan.scenario import (
     AXES,
     fleet_models,
-    fleet_sizing,
     fleet_table,
     not_candidate_reason,
-    per_replica_limits,
 )
 from labkit.tracks import Track
 
@@ -89,228 +82,6 @@ __all__ = [
     "memory_basis",
     "single_moves", "size_fleet", "slo_class", "slo_tpot", "tier_for_context",
 ]
-
-MAX_REPLICA_DEVICES = 64
-"""Largest replica the three-axis sizing tries (devices, powers of two)."""
-REPLICA_SIZES = tuple(2 ** k for k in range(int(math.log2(MAX_REPLICA_DEVICES)) + 1))
-
-
-def layout_label(degrees: Sequence[int]) -> str:
-    """'TP4', 'TP2 x PP2', 'TP8 x DP4', '1 device' for (tp, cp, pp, dp, ep)."""
-    parts = [f"{a.upper()}{d}" for a, d in zip(AXES, degrees, strict=True) if d > 1]
-    return " x ".join(parts) if parts else "1 device"
-
-
-# -- Part B: the fleet, sized step by step ----------------------------------------------------
-
-@dataclass(frozen=True)
-class FleetSizing:
-    """One demand sized for Part B, every step a field.
-
-    Decode only (the paper's three axes, every replica 100% busy decoding): ``sizing``
-    (:class:`Sizing`: weights floor, KV headroom, replicas x devices per replica),
-    ``slo_axis_devices`` (replicas the TPOT budget alone needs x devices per replica).
-    Served (:func:`labkit.plans.serving.fleet_reconciliation`, same replica shape):
-    ``prefill_s`` (s per request on one replica), ``prefill_share`` (of a saturated
-    replica's time), ``max_utilisation`` (the cap, 0-1), ``served_devices`` (None: that
-    replica shape does not fit once memory keeps its reserve). ``release_*``: Lab 1's
-    release shape (track's devices per replica and batch slots) at the same demand.
-    Memory: ``usable_bytes_per_device`` after the track's serving reserve (every count here,
-    decode only and served, on it; ``memory_basis`` says so in words).
-    Costs are per day, USD: ``provisioned_cost_per_day`` = fleet devices rented all day;
-    ``busy_cost_per_day`` = the device-time actually used (100% utilisation basis).
-    """
-
-    users: int
-    context_tokens: int
-    slo_class: str
-    tpot_slo_s: float
-    weight_bits: int
-    kv_bits: int
-    demand_rate_per_s: float
-    sizing: Sizing
-    slo_axis_devices: int
-    kv_limit_by_size: tuple[int, ...]
-    slo_limit_by_size: tuple[int, ...]
-    prefill_s: float | None
-    prefill_share: float | None
-    max_utilisation: float
-    memory_reserve_fraction: float
-    kv_heads: int
-    served_devices: int | None
-    served_replicas: int | None
-    served_slots: int | None
-    served_utilisation: float | None
-    served_capacity_per_s: float | None
-    release_feasible: bool
-    release_devices: int | None
-    release_replicas: int | None
-    release_devices_per_replica: int | None
-    release_slots: int | None
-    price_per_device_hour: float
-    active_hours_per_day: float
-    daily_budget: float
-    weight_bytes: float
-    kv_bytes_per_token: float
-    usable_bytes_per_device: float
-    memory_basis: str = ""
-    lab1_sessions: int | None = None
-    """Lab 1's count of the same replica's sequences (its release review: the whole model's
-    weights and each device's KV heads), None when the sizing finds no replica."""
-
-    @property
-    def feasible(self) -> bool:
-        """The three axes find a replica of at most :data:`MAX_REPLICA_DEVICES` devices."""
-        return bool(self.sizing.feasible)
-
-    @property
-    def decode_only_devices(self) -> int:
-        """The paper's count: decode only, every replica 100% busy (devices)."""
-        return int(self.sizing.total_devices)
-
-    @property
-    def kv_replicated(self) -> bool:
-        """The sized replica has more devices than the model has KV heads: the served plan
-        replicates each head (the decode-only sizing splits KV evenly over the devices)."""
-        return self.feasible and self.sizing.devices_per_replica > self.kv_heads > 0
-
-    @property
-    def fleet_includes_prefill(self) -> bool:
-        """``fleet_devices`` includes prefill and the utilisation cap."""
-        return self.served_devices is not None
-
-    @property
-    def fleet_devices(self) -> int:
-        """The fleet size shown everywhere: served (decode + prefill, replicas at most
-        ``max_utilisation`` busy) when computable, else the decode-only count."""
-        return self.decode_only_devices if self.served_devices is None else self.served_devices
-
-    @property
-    def fleet_replicas(self) -> int:
-        return int(self.sizing.replicas if self.served_replicas is None
-                   else self.served_replicas)
-
-    @property
-    def provisioned_cost_per_day(self) -> float:
-        """USD/day: ``fleet_devices`` x price x active hours (devices rented)."""
-        return self.fleet_devices * self.price_per_device_hour * self.active_hours_per_day
-
-    @property
-    def busy_cost_per_day(self) -> float:
-        """USD/day of device-time actually used (100% utilisation basis): served replicas x
-        their utilisation, or the decode-only devices (each 100% busy)."""
-        busy = (self.decode_only_devices if self.served_devices is None
-                else self.served_devices * float(self.served_utilisation or 0.0))
-        return busy * self.price_per_device_hour * self.active_hours_per_day
-
-    @property
-    def over_budget(self) -> bool:
-        """The provisioned fleet costs more per day than the track's budget."""
-        return self.feasible and self.provisioned_cost_per_day > self.daily_budget
-
-    @property
-    def replica_index(self) -> int:
-        """Index of the sized replica's size in :data:`REPLICA_SIZES`."""
-        return REPLICA_SIZES.index(int(self.sizing.devices_per_replica)) if self.feasible else 0
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready results (the Sizing's fields, then every step and cost)."""
-        return {
-            **self.sizing.as_dict(), "users": self.users,
-            "context_tokens": self.context_tokens, "slo_class": self.slo_class,
-            "tpot_s": self.tpot_slo_s, "weight_bits": self.weight_bits,
-            "kv_bits": self.kv_bits, "demand_rate_per_s": self.demand_rate_per_s,
-            "decode_only_devices": self.decode_only_devices,
-            "slo_axis_devices": self.slo_axis_devices,
-            "fleet_devices": self.fleet_devices,
-            "fleet_includes_prefill": self.fleet_includes_prefill,
-            "served_devices": self.served_devices, "served_replicas": self.served_replicas,
-            "served_slots": self.served_slots, "prefill_s": self.prefill_s,
-            "prefill_share": self.prefill_share, "max_utilisation": self.max_utilisation,
-            "release_devices": self.release_devices,
-            "release_replicas": self.release_replicas,
-            "release_devices_per_replica": self.release_devices_per_replica,
-            "release_slots": self.release_slots,
-            "provisioned_cost_per_day": self.provisioned_cost_per_day,
-            "busy_cost_per_day": self.busy_cost_per_day, "daily_budget": self.daily_budget,
-            "over_budget": self.over_budget,
-            "kv_limit_by_size": list(self.kv_limit_by_size),
-            "slo_limit_by_size": list(self.slo_limit_by_size),
-            "replica_sizes": list(REPLICA_SIZES),
-            "replica_index": self.replica_index if self.feasible else None,
-            "lab1_sessions": self.lab1_sessions,
-        }
-
-
-def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int
-            ) -> dict[str, object]:
-    empty: dict[str, object] = dict(
-        prefill_s=None, prefill_share=None, served_devices=None, served_replicas=None,
-        served_slots=None, served_utilisation=None, served_capacity_per_s=None,
-        release_feasible=False,
-        release_devices=None, release_replicas=None, release_devices_per_replica=None,
-        release_slots=None)
-    if not sz.feasible:
-        return empty
-    rec = fleet_reconciliation(tr, sz, demand_rate_per_s=demand, weight_bits=wb, kv_bits=kb,
-                               context_tokens=ctx)
-    same, rel = rec.same_shape, rec.release
-    out = dict(empty, release_feasible=bool(rel.feasible))
-    if rel.feasible:
-        out.update(release_devices=rel.total_devices, release_replicas=rel.replicas,
-                   release_devices_per_replica=rel.devices_per_replica,
-                   release_slots=rel.batch_size)
-    if same.feasible:
-        out.update(prefill_s=rec.prefill_s, prefill_share=rec.prefill_share,
-                   served_devices=same.total_devices, served_replicas=same.replicas,
-                   served_slots=same.batch_size, served_utilisation=same.utilisation,
-                   served_capacity_per_s=same.replica_capacity_requests_per_s)
-    return out
-
-
-def size_fleet(track: Track, users: int, context_tokens: int, slo: str, weight_bits: int,
-               kv_bits: int) -> FleetSizing:
-    """Part B's sizing of ``users`` live sequences at ``context_tokens`` within SLO class
-    ``slo``'s TPOT budget. Demand (requests/s) scales the track's with the users
-    (Little's law at a fixed request time, exact at the default users)."""
-    tr = track
-    hw, m = serving_device(tr), get_model(tr.model_id)
-    u, ctx, wb, kb = int(users), int(context_tokens), int(weight_bits), int(kv_bits)
-    tpot = slo_tpot(str(slo))
-    sz = fleet_sizing(hw, m, u, ctx, tpot, wb, kb, max_devices_per_replica=MAX_REPLICA_DEVICES)
-    b_kv, b_slo = per_replica_limits(hw, m, ctx, tpot, wb, kb,
-                                     np.asarray(REPLICA_SIZES, dtype=np.int64))
-    slo_axis = (math.ceil(u / max(1, sz.batch_at_slo)) * sz.devices_per_replica
-                if sz.feasible else 0)
-    demand = tr.demand_rate_per_s * u / fleet_users(tr)
-    return FleetSizing(
-        users=u, context_tokens=ctx, slo_class=str(slo), tpot_slo_s=tpot, weight_bits=wb,
-        kv_bits=kb, demand_rate_per_s=demand, sizing=sz, slo_axis_devices=int(slo_axis),
-        kv_limit_by_size=tuple(int(x) for x in b_kv),
-        slo_limit_by_size=tuple(int(x) for x in b_slo),
-        max_utilisation=float(tr.max_utilisation),
-        memory_reserve_fraction=float(tr.memory_reserve_fraction),
-        kv_heads=0 if m.uses_mla else int(m.kv_heads or 0),
-        price_per_device_hour=float(tr.price_per_device_hour or 0.0),
-        active_hours_per_day=float(tr.active_hours_per_day),
-        daily_budget=float(tr.daily_budget),
-        weight_bytes=float(m.block_params_total * bits_to_bytes(wb)),
-        kv_bytes_per_token=float(kv_bytes_per_token(m, kb)),
-        usable_bytes_per_device=float(hw.usable_memory_bytes), memory_basis=memory_basis(tr),
-        lab1_sessions=(int(session_capacity(tr, weight_bits=wb, kv_bits=kb,
-                                            context_tokens=ctx,
-                                            devices_per_replica=sz.devices_per_replica
-                                            ).max_sessions) if sz.feasible else None),
-        **_served(tr, sz, demand, wb, kb, ctx))  # type: ignore[arg-type]
-
-
-def fleet_hook(track: Track) -> tuple[int, float, float, int]:
-    """(users, requests/s, seconds per request, context tokens) of the track's default
-    demand (Little's law: users = requests/s x seconds per request)."""
-    ph = track_phases(track, mode=DESIGN_MODE)
-    return (fleet_users(track), float(track.demand_rate_per_s), float(ph.latency_s),
-            int(track.context_tokens or 0))
-
 
 # -- Part C: one layout of a symptom's workload ----------------------------------------------
 

@@ -1,6 +1,6 @@
 """Lab 2 Part B, fleet scenario: size a fleet on weights, KV headroom and TPOT, then add
 prefill and the utilisation cap. The view: controls and charts bound to the fields of
-:class:`~..plan.sizing.FleetSizing`; the words are in :mod:`.part_b_spec`."""
+:class:`~..plan.capacity.FleetSizing`; the words are in :mod:`.part_b_spec`."""
 
 from __future__ import annotations
 
@@ -13,15 +13,17 @@ from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_num, fmt_time
 from labkit.labs.accelerators.base import Part
 from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
-from labkit.scenarios.fleet.plan.sizing import (
-    BATCH_SLO_TPOT_S,
+from labkit.scenarios.fleet.plan.capacity import (
     REPLICA_SIZES,
     FleetSizing,
-    Move,
     fleet_hook,
+    size_fleet,
+)
+from labkit.scenarios.fleet.plan.sizing import (
+    BATCH_SLO_TPOT_S,
+    Move,
     memory_basis,
     single_moves,
-    size_fleet,
     slo_class,
     slo_tpot,
 )

@@ -1,5 +1,5 @@
 """Lab 2 Part B, fleet scenario: the declarative spec -- questions, options, the paper's
-playbook and the prose templates, each filled from a :class:`~..plan.sizing.FleetSizing`
+playbook and the prose templates, each filled from a :class:`~..plan.capacity.FleetSizing`
 (no number is typed here; every one comes from a computed field through
 :mod:`labkit.core.format`)."""
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from labkit import ui as lw
 from labkit.core.format import counted, fmt_count, fmt_num, fmt_pct, fmt_time, tex_num
 from labkit.labs.common import CheckSpec, Spec, html_table
-from labkit.scenarios.fleet.plan.sizing import MAX_REPLICA_DEVICES, FleetSizing
+from labkit.scenarios.fleet.plan.capacity import MAX_REPLICA_DEVICES, FleetSizing
 from labkit.tracks import Track
 
 PLAYBOOK = {
@@ -139,17 +139,20 @@ def served_text(f: FleetSizing) -> str:
     else:
         tail = (" Lab 1's release shape has no plan here (weights + one session do not "
                 "fit).")
+    if not f.fleet_includes_prefill and f.served_step_s is not None \
+            and f.served_step_s > f.tpot_slo_s:
+        return (head + f"With each step's communication counted, a replica laid out as "
+                f"{f.served_layout} (Lab 1's replica, Part D's row of it) steps "
+                f"{fmt_time(f.served_step_s)} at one sequence, over the "
+                f"{fmt_time(f.tpot_slo_s)} TPOT budget the sizing above met without it, so "
+                "prefill and the utilisation cap cannot be added on this shape." + tail)
     if not f.fleet_includes_prefill:
         return (head + f"With the {fmt_pct(f.memory_reserve_fraction)} memory reserve, "
                 f"weights + one sequence no longer fit a replica of {counted(dpr, 'device')}, so "
                 "prefill and the utilisation cap cannot be added on this shape." + tail)
     heads = (f", and past the model's {f.kv_heads} KV heads each head's cache sits on "
              f"{dpr // f.kv_heads} devices," if f.kv_replicated else "")
-    slots = ("" if f.served_slots == sz.users_per_replica else
-             f" (with the embedding table and LM head resident too{heads or ','} the same memory "
-             "holds "
-             f"{fmt_count(f.served_slots)} of the {fmt_count(sz.users_per_replica)} "
-             "sequences)")
+    slots = _served_slots(f, heads)
     return (head + f"Then prefill: each request also needs {fmt_time(f.prefill_s)} of "
             f"prefill on a replica of {counted(dpr, 'device')} "
             f"({fmt_pct(f.prefill_share, sig=2)} of a saturated replica's time). Then the "
@@ -237,6 +240,22 @@ def _served_math(f: FleetSizing) -> str:
             f"\\quad {reps} \\times {dpr} = {f.served_devices}\\ \\text{{devices}}$$")
 
 
+def _served_slots(f: FleetSizing, heads: str) -> str:
+    """Why a served replica holds fewer sequences than the decode-only count (memory, its
+    own step), or nothing when it holds them all."""
+    n = f.sizing.users_per_replica
+    mem, step = f.served_memory_slots or n, f.served_step_slots or n
+    why = []
+    if mem < n:
+        why.append(f"with the embedding table and LM head resident too{heads or ','} the same "
+                   f"memory holds {fmt_count(mem)} of the {fmt_count(n)} sequences")
+    if step < min(mem, n):
+        why.append(f"laid out as {f.served_layout} with each step's communication "
+                   f"counted, its step keeps the {fmt_time(f.tpot_slo_s)} TPOT budget up to "
+                   f"{fmt_count(step)} sequences (as Part D counts a replica)")
+    return f" ({'; and '.join(why)})" if why else ""
+
+
 def math_html(f: FleetSizing) -> str:
     """The math peek: each axis, then the served fleet, every result re-derivable from
     the terms printed beside it."""
@@ -259,7 +278,7 @@ def math_html(f: FleetSizing) -> str:
                 f"{sz.devices_per_replica} = {sz.total_devices}\\ \\text{{devices}}$$")
     if f.fleet_includes_prefill and f.served_capacity_per_s:
         out += _served_math(f)
-    return out + ("<p>Source: <code>labkit.scenarios.fleet.plan.sizing.size_fleet</code> "
+    return out + ("<p>Source: <code>labkit.scenarios.fleet.plan.capacity.size_fleet</code> "
                   "(achievable roofline; the fleet by "
                   "<code>labkit.plans.serving.serving_plan</code>).</p>")
 
