@@ -127,8 +127,13 @@ def test_ring_batching_question_needs_the_batch_table():
 def test_lab1_a_never_quotes_a_capped_crossover_as_the_value():
     """An answer whose crossover falls past the horizon is told so, not shown the horizon
     (the capped value) as the day it crosses."""
+    ex = _spec("lab1").EXERCISES["A"](get_track("cloud_fleet"))
+    ns: dict[str, object] = {k: getattr(grading, k) for k in dir(grading)
+                             if k.startswith("expect_")}
+    exec(ex.data, ns)
+    ns["answer_A"] = 1.0   # the visible bound fails it first; the hidden test still says so
     with pytest.raises(AssertionError, match="does not cross within"):
-        _run("lab1", "cloud_fleet", "A", 1.0)
+        exec(ex.hidden, ns)
 
 
 def _visible_passes(ex, ns: dict[str, object]) -> bool:
@@ -154,7 +159,7 @@ def test_the_visible_check_claims_only_the_form(lab, track, part, capsys):
     elif isinstance(right, int):
         candidates = [right + 1, right - 1, 2 * right, right // 2, 0]
     else:
-        candidates = [right * 1.5]
+        candidates = [right * 1.5, right * 0.8, right * 1.1]
     for wrong in candidates:
         ns: dict[str, object] = {k: getattr(grading, k) for k in dir(grading)
                                  if k.startswith("expect_")}
@@ -181,3 +186,51 @@ def test_statements_count_with_counted_never_a_plural_in_brackets(lab, track, pa
     if lab == "lab2" and part == "B" and get_track(track).is_transformer:
         d = get_track(track).devices_per_replica
         assert f"A replica of {counted(d, 'device')} shares" in ex.statement
+
+
+NO_BOUND = {
+    ("lab1", "B", "oura_ring"): "the whole free memory over the windows in flight is the answer",
+    ("lab1", "B", "robotaxi"): "the whole free memory over the frames in flight is the answer",
+    ("lab1", "C", "oura_ring"): "its windows' rate at batch one is the answer itself",
+    ("lab2", "A", "oura_ring"): "busy share = rate x roofline time: any bound is the formula",
+    ("lab2", "A", "robotaxi"): "busy share = rate x roofline time: any bound is the formula",
+    ("lab2", "B", "oura_ring"): "a duty above one is a valid answer (budget not binding)",
+    ("lab2", "B", "robotaxi"): "frames/s the energy allows: no bound short of the answer",
+}
+"""Exercises whose visible self-check stays 'a finite number': no bound from the data cell
+is both true and short of giving the answer away (each with why)."""
+
+
+def _bounds(ex, ns) -> dict[str, float]:
+    """The bounds the visible self-check applies (its keyword arguments)."""
+    seen: dict[str, float] = {}
+
+    def capture(name, value, part, **kw):
+        seen.update({k: float(v) for k, v in kw.items()
+                     if k in ("above", "at_least", "below", "at_most") and v is not None})
+    exec(ex.visible, {**ns, "expect_number": capture})
+    return seen
+
+
+@pytest.mark.parametrize(("lab", "track", "part"), CASES)
+def test_the_visible_self_check_fails_a_common_mistake(lab, track, part):
+    """Each numeric exercise's visible self-check holds a bound the data implies (a unit, a
+    range) that the right answer passes, a named misconception fails, and that is not the
+    answer itself (no bound within 5% of it): a student learns something before feedback."""
+    ex = _spec(lab).EXERCISES[part](get_track(track))
+    ns = _run(lab, track, part)
+    right = ns[ex.name]
+    if isinstance(right, dict) or "expect_number" not in ex.visible:
+        return   # a design dict or a choice: its visible check already names the options
+    if (lab, part, track) in NO_BOUND:
+        assert not ex.mistakes and not _bounds(ex, ns)
+        return
+    assert ex.mistakes, f"{lab} {part} on {track}: no mistake the visible check catches"
+    for bound in _bounds(ex, ns).values():
+        assert abs(bound - right) > 0.05 * abs(right), (lab, part, track, bound, right)
+    for mistake in ex.mistakes:
+        wrong = dict(ns)
+        exec(mistake, wrong)
+        assert wrong[ex.name] != pytest.approx(right, rel=0.01)
+        with pytest.raises(grading.SelfCheckError, match=r"must be (above|below|at )"):
+            exec(ex.visible, wrong)

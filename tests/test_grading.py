@@ -137,3 +137,29 @@ def test_the_failure_never_names_the_right_answer():
     with pytest.raises(AssertionError) as err:
         g.expect_checkpoint(_Widget(True, "days"), "C", correct="a-secret-answer")
     assert "a-secret-answer" not in str(err.value)
+
+
+@pytest.mark.parametrize(("kw", "value", "ok"), [
+    ({"above": 1.0}, 1.0, False), ({"above": 1.0}, 1.01, True),
+    ({"at_least": 1.0}, 1.0, True), ({"at_least": 1.0}, 0.99, False),
+    ({"below": 1.0}, 1.0, False), ({"below": 1.0}, 0.5, True),
+    ({"at_most": 20871.2}, 20871.2, True), ({"at_most": 20871.2}, 20872.0, False),
+    ({"above": 0.0, "below": 1.0}, 64.0, False)])
+def test_expect_number_bounds_say_the_bound_and_why(kw, value, ok, capsys):
+    """A bound is checked as named (strict or not) and said in plain digits, with why; the
+    pass line repeats the bound, never an expected value."""
+    if ok:
+        g.expect_number("x", value, "B", why="a share", **kw)
+        out = capsys.readouterr().out
+        assert "(a share)" in out and "e+" not in out
+        return
+    with pytest.raises(g.SelfCheckError) as err:
+        g.expect_number("x", value, "B", why="a share", **kw)
+    msg = str(err.value)
+    assert "(a share)" in msg and "e+" not in msg and "e-" not in msg
+    assert "20,871" in msg or "at most" not in msg
+
+
+def test_bounds_read_as_plain_numbers():
+    assert [g._show(x) for x in (20871.2, 1.5e-5, 0.0586, 1.5e9)] == [
+        "20,871", "0.00001500", "0.05860", "1,500,000,000"]

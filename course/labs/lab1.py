@@ -175,8 +175,11 @@ expect_true(
      f"it does not cross within {{_c.horizon_days}} days (the target is {days})"),
     "busy daily cost (device-time used) = {many}/day x cost per {one} x (1 - saving); crossover = setup / daily cost")
 """
-    return Exercise(statement, data, "answer_A", solution,
-                    'expect_number("answer_A", answer_A, "A")', hidden, POINTS["exercise"])
+    visible = f"""expect_number("answer_A", answer_A, "A",
+              above=SETUP_COST / (TARGET_DAYS * COST_PER_EVENT),
+              why="the saving makes each {one} cheaper, so it takes more {many} per day than without it")"""
+    return Exercise(statement, data, "answer_A", solution, visible, hidden, POINTS["exercise"],
+                    mistakes=("answer_A = SETUP_COST / (TARGET_DAYS * COST_PER_EVENT)",))
 
 
 def _step_terms(t: Track, sessions: int) -> tuple[float, float]:
@@ -315,8 +318,15 @@ RESERVE = {t.memory_reserve_fraction}  # fraction of that memory kept free (frag
     if m.is_transformer:
         statement, data, solution = _exercise_b_lm(t, common)
         hidden = _exercise_b_lm_hidden(t, target)
-        return Exercise(statement, data, "answer_B", solution,
-                        'expect_number("answer_B", answer_B, "B")', hidden, POINTS["exercise"])
+        visible = ('expect_number("answer_B", answer_B, "B",\n'
+                   '              at_most=TPOT_BUDGET_S / (TARGET_SESSIONS * KV_READ_S_PER_TOKEN),\n'
+                   '              why="within the TPOT budget even a step with nothing else to do '
+                   'reads at most this many context tokens per session")')
+        return Exercise(statement, data, "answer_B", solution, visible, hidden,
+                        POINTS["exercise"], mistakes=(
+                            "answer_B = int((DEVICES * USABLE_BYTES_PER_DEVICE * (1 - RESERVE)"
+                            " - WEIGHT_BYTES) / (2 * LAYERS * KV_HEADS * D_HEAD * KV_BITS / 8"
+                            " * KV_COPIES))",))
     cap = track_capacity(t)
     where = (f" (weights execute from flash; every {one} in flight needs its input buffer "
              "and activations in SRAM)" if cap.weight_location == "flash" else
@@ -503,14 +513,19 @@ from labkit.grading import expect_close
 expect_close("answer_C", answer_C, {expected!r}, "C", rel=0.01,
              revisit="padding = 1 - useful token-steps / (batch size x longest request)")
 """
-        visible = 'expect_number("answer_C", answer_C, "C", positive=False)'
+        visible = ('expect_number("answer_C", answer_C, "C", positive=False, above=0, '
+                   'below=1,\n              why="a share of the batch\'s slot-steps, not a '
+                   'percentage")')
+        mistakes = ("answer_C = 100 * (1 - sum(OUTPUT_TOKENS) / (len(OUTPUT_TOKENS) * "
+                    "max(OUTPUT_TOKENS)))",)
     else:
         statement, data, solution, hidden, visible = _exercise_c_cnn(t)
         # the busy share the turned-round statement quotes: arrivals x one input's pass
         busy = t.demand_rate_per_s * batch_table_ms(t, static_batch_limit(t))[0] / 1e3
         return Exercise(statement, data, "answer_C", solution, visible, hidden,
                         POINTS["exercise"], values=(busy,))
-    return Exercise(statement, data, "answer_C", solution, visible, hidden, POINTS["exercise"])
+    return Exercise(statement, data, "answer_C", solution, visible, hidden, POINTS["exercise"],
+                    mistakes=mistakes)
 
 
 def release_keys(t: Track) -> tuple[str, ...]:

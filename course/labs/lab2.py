@@ -162,6 +162,11 @@ MAX_BATCH = {top}  # the most sequences that fit memory and the TPOT budget
 """
         solution = ("answer_A = (WEIGHT_MS / MAX_BATCH + COMPUTE_MS + KV_MS) / "
                     "(COMPUTE_MS + KV_MS)")
+        visible = ('expect_number("answer_A", answer_A, "A", above=1,\n'
+                   '              why="the shared weight fetch keeps a batched token above its '
+                   'per-sequence floor: a ratio above one")')
+        mistakes: tuple[str, ...] = (
+            "answer_A = (COMPUTE_MS + KV_MS) / (WEIGHT_MS / MAX_BATCH + COMPUTE_MS + KV_MS)",)
         hidden = f"""
 from labkit.grading import expect_close
 from labkit.physics.roofline import decode_roofline
@@ -190,6 +195,7 @@ ARRIVALS_PER_S = {literal(t.demand_rate_per_s)}  # {many} per second
 """
         solution = ("latency = max(FLOP_PER_INFERENCE / PEAK_OPS_PER_S, "
                     "BYTES_PER_INFERENCE / BANDWIDTH)\nanswer_A = ARRIVALS_PER_S * latency")
+        visible, mistakes = 'expect_number("answer_A", answer_A, "A")', ()
         hidden = f"""
 from labkit.grading import expect_close
 from labkit.physics.phases import cnn_inference_time
@@ -197,8 +203,8 @@ _lat = cnn_inference_time("{hw.id}", "{m.id}", {t.weight_bits}, 1, mode="peak").
 expect_close("answer_A", answer_A, {literal(t.demand_rate_per_s)} * _lat, "A", rel=0.01,
              revisit="roofline time = max(FLOP / peak, bytes / bandwidth); busy = rate x time")
 """
-    return Exercise(statement, data, "answer_A", solution,
-                    'expect_number("answer_A", answer_A, "A")', hidden, POINTS["exercise"])
+    return Exercise(statement, data, "answer_A", solution, visible, hidden, POINTS["exercise"],
+                    mistakes=mistakes)
 
 
 # -- Part B: capacity ----------------------------------------------------------------------
@@ -264,8 +270,17 @@ expect_true(_step <= 1.01 * {literal(t.slo_s)}, "B",
 expect_close("answer_B", answer_B, {literal(want)}, "B", rel=0.01,
              revisit="the context must meet the budget AND fit memory: take the smaller of the two bounds")
 """
-    return Exercise(statement, data, "answer_B", solution,
-                    'expect_number("answer_B", answer_B, "B")', hidden, POINTS["exercise"])
+    alone = cap.free_bytes / kv_bytes   # one sequence's context in all the free memory
+    word = "below" if want < 0.95 * alone else "at_most"
+    why = ("one sequence alone could hold no more context in the free memory; the batch "
+           "shares it")
+    visible = (f'expect_number("answer_B", answer_B, "B", {word}=FREE_BYTES / '
+               f'KV_BYTES_PER_TOKEN,\n              why="{why}")')
+    # a batch that shares memory, counted once per sequence; or one sequence, only one bound
+    mistake = ("answer_B = FREE_BYTES / KV_BYTES_PER_TOKEN * BATCH" if b > 1 else
+               "answer_B = FREE_BYTES / (BATCH * KV_BYTES_PER_TOKEN)")
+    return Exercise(statement, data, "answer_B", solution, visible, hidden, POINTS["exercise"],
+                    mistakes=(mistake,))
 
 
 def exercise_b(t: Track) -> Exercise:

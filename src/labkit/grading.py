@@ -93,11 +93,38 @@ def _passed(part: str, what: str) -> None:
           "when your notebook is graded.")
 
 
-def expect_number(name: str, value: object, part: str, *, positive: bool = True) -> None:
-    """Visible self-check: ``value`` is a finite (positive) number, not None."""
+def _show(x: float) -> str:
+    """A bound as a student reads it: four significant figures, thousands separated, never
+    e-notation (a bound of 20,871 tokens, not 2.087e+04)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    digits = max(0, 3 - math.floor(math.log10(abs(x))))
+    return f"{round(x, digits):,.{digits}f}"
+
+
+def expect_number(name: str, value: object, part: str, *, positive: bool = True,
+                  above: float | None = None, at_least: float | None = None,
+                  below: float | None = None, at_most: float | None = None,
+                  why: str = "") -> None:
+    """Visible self-check: ``value`` is a finite (positive) number, not None, and within
+    the bounds given (``above`` / ``below`` strict, ``at_least`` / ``at_most`` not): bounds
+    the part's own numbers imply (``why`` says which, in words), that a wrong answer can
+    fail without the check giving the right one away."""
     __tracebackhide__ = True
-    _number(name, value, part, positive=positive)
-    _passed(part, f"`{name}` is a finite {'positive ' if positive else ''}number")
+    got = _number(name, value, part, positive=positive)
+    tests = ((above, "above", got > (above or 0.0)), (at_least, "at least",
+                                                      got >= (at_least or 0.0)),
+             (below, "below", got < (below or 0.0)), (at_most, "at most",
+                                                      got <= (at_most or 0.0)))
+    said = [(f"{word} {_show(bound)}", ok) for bound, word, ok in tests if bound is not None]
+    reason = f" ({why})" if why else ""
+    for words, ok in said:
+        if not ok:
+            raise _fail(part, f"`{name}` must be {words}{reason}", f"yours is {_show(got)}",
+                        f"the Part {part} exercise statement")
+    bounds = " and ".join(words for words, _ in said)
+    _passed(part, f"`{name}` is a finite {'positive ' if positive else ''}number"
+            + (f" {bounds}{reason}" if bounds else ""))
 
 
 def expect_close(name: str, value: object, expected: float, part: str, *, rel: float,

@@ -39,8 +39,12 @@ from labkit.grading import expect_close
 expect_close("answer_C", answer_C, {_lit(want)}, "C", rel=0.01,
              revisit="hand-off = wake + RTT + bytes / uplink + server time; set it equal to the phone's time")
 """
-    return Exercise(statement, data, "answer_C", solution,
-                    'expect_number("answer_C", answer_C, "C")', hidden, points)
+    visible = ('expect_number("answer_C", answer_C, "C", at_most=LOCAL_S * '
+               'UPLINK_BYTES_PER_S,\n              why="in bytes: the uplink carries at most '
+               'this while the phone would run the whole request")')
+    return Exercise(statement, data, "answer_C", solution, visible, hidden, points,
+                    mistakes=("answer_C = 8 * (LOCAL_S - WAKE_S - RTT_S - SERVER_S) * "
+                              "UPLINK_BYTES_PER_S",))
 
 
 EXTRA: tuple[Requirement, ...] = (

@@ -83,8 +83,11 @@ expect_true(_at < _single <= _over, "C", "we ran both layouts with your hand-off
             f"at {{answer_C:.4g}} ms the split's worst case is {{_at * 1e3:.4g}} ms vs one SoC's {{_single * 1e3:.4g}} ms",
             "the second SoC's last frame waits x, then floor(N/2) frames of max(t, x) each")
 """
-    return Exercise(statement, data, "answer_C", solution,
-                    'expect_number("answer_C", answer_C, "C")', hidden, points,
+    visible = ('expect_number("answer_C", answer_C, "C", at_most=1e3 * CAMERAS * FRAME_S,\n'
+               '              why="in ms: a split is worth nothing once the second SoC takes as '
+               'long as one SoC running every frame")')
+    return Exercise(statement, data, "answer_C", solution, visible, hidden, points,
+                    mistakes=("answer_C = 1e6 * (CAMERAS * FRAME_S - CAMERAS // 2 * FRAME_S)",),
                     values=(-(-n // 2), n // 2, today))
 
 

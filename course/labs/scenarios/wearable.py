@@ -96,9 +96,12 @@ from labkit.grading import expect_close
 expect_close("answer_C", answer_C, {_lit(want)}, "C", rel=0.01,
              revisit="the features must win on ring energy AND meet the deadline: take the smaller bound")
 """
-    return Exercise(statement, data, "answer_C", solution,
-                    'expect_number("answer_C", answer_C, "C", positive=False)', hidden,
-                    points)
+    visible = ('expect_number("answer_C", answer_C, "C", positive=False, at_most=DEADLINE_S * '
+               'LINK_BYTES_PER_S,\n              why="in bytes: the link carries at most this '
+               'within the deadline")')
+    return Exercise(statement, data, "answer_C", solution, visible, hidden, points,
+                    mistakes=("answer_C = 8 * (DEADLINE_S - FRONT_END_S - WAIT_S - "
+                              "PHONE_MODEL_S) * LINK_BYTES_PER_S",))
 
 
 EXTRA: tuple[Requirement, ...] = (

@@ -43,6 +43,9 @@ class Exercise:
     values: tuple[float, ...] = ()
     """Computed values the statement quotes that its data cell does not hold (the notebook
     number check reads them)."""
+    mistakes: tuple[str, ...] = ()
+    """Code computing an answer the way a common misconception does (from the data cell);
+    each must fail the visible self-check (tested), which the solution passes."""
 
 
 def commit_cell(widget: str, button: str, solution: str | None = None) -> str:
