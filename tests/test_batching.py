@@ -368,3 +368,16 @@ def test_busy_share_is_a_share_and_never_below_the_full_batch_utilisation(rate, 
                         slo_metric="latency", n_requests=400, seed=2, mean_tokens=1)
     assert 0.0 < r.busy_share <= 1.0
     assert r.busy_share >= min(1.0, r.utilisation) - 1e-12
+
+
+def test_continuous_prefills_queue_behind_each_other():
+    """A replica runs one prompt's prefill at a time: two requests arriving together get
+    their first tokens one prefill apart (a p99 TTFT equal to the bare prefill at a 38%
+    prefill load was impossible, and Lab 1 showed it)."""
+    step, pre = [0.01, 0.011], [0.2, 0.2]
+    r = simulate_policy("continuous", step, pre, arrival_rate_per_s=1.0, slo_s=1.0,
+                        lengths=[5, 5], arrival_times_s=[0.0, 0.0])
+    assert r.ttft_p50_s == pytest.approx(0.3) and r.ttft_p99_s == pytest.approx(0.398)
+    one = simulate_policy("continuous", step, pre, arrival_rate_per_s=1.0, slo_s=1.0,
+                          lengths=[5, 5], arrival_times_s=[0.0, 10.0])
+    assert one.ttft_p99_s == pytest.approx(0.2)   # alone, the bare prefill

@@ -336,8 +336,9 @@ RESERVE = {t.memory_reserve_fraction}  # fraction of that memory kept free (frag
     more = (f"; a batch of {fmt_count(target + 1)} would not" if target < longest else "")
     fit = f"all {fmt_count(target)} fit" if target > 1 else f"the {one} fits"
     statement = f"""
-The device finishes a static batch of **{counted(target, one, many)}** within the
-{fmt_time(t.slo_s)} deadline (in {fmt_time(batch_s)}: {pass_basis(t)}){more}, so product wants room for
+The device's pass over a static batch of **{counted(target, one, many)}** fits within the
+{fmt_time(t.slo_s)} deadline (it takes {fmt_time(batch_s)}: {pass_basis(t)}; the pass alone, before
+any wait for the batch to fill, which Part C adds){more}, so product wants room for
 {counted(target, one, many)} in flight at once{where}. **What is the largest state per {one},
 in bytes, so that {fit}?** Store the largest whole number of bytes in `answer_B`.
 """

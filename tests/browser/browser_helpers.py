@@ -340,6 +340,17 @@ class NotebookPage:
     def explore(self, letter: str) -> Locator:
         return self.notebook.locator(f".labkit-explore-{letter}")
 
+    def open_more(self, area: Locator) -> None:
+        """Open every collapsed "More" disclosure in ``area`` (a part's controls and charts
+        beyond the few it opens with), so everything in it is drawn."""
+        more = area.locator(".labkit-more")
+        for k in range(more.count()):
+            header = more.nth(k).locator(".jupyter-widget-Collapse-header").first
+            if "jupyter-widget-Collapse-open" not in (more.nth(k).locator(
+                    ".jupyter-widget-Collapse").first.get_attribute("class") or ""):
+                header.scroll_into_view_if_needed()
+                header.click()
+
     def slider_handle(self, area: Locator, label: str) -> Locator:
         slider = area.locator(".widget-slider").filter(
             has=self.page.locator(".widget-label", has_text=label))

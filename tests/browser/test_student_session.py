@@ -268,6 +268,7 @@ class TestStudentSession:
     def test_every_chart_is_drawn(self, student: Student):
         student.commit_all()
         for part in student.spec.parts:
+            student.nb.open_more(student.nb.explore(part.letter))
             figs = student.nb.explore(part.letter).locator(".bqplot.figure")
             expect(figs).to_have_count(part.figures)
             for k in range(part.figures):

@@ -40,7 +40,15 @@ def _rows(part) -> list[ipw.Widget]:
     """The widgets stacked in the part's explore body (controls box, readout, ..., rows)."""
     body = _children(part.explore)[0]
     body = _children(body)[0] if isinstance(body, lw.RevealGate) else body
-    return list(body.children)
+    out: list[ipw.Widget] = []
+    for w in body.children:   # the charts box and a "More charts" disclosure hold rows
+        if "labkit-charts" in w._dom_classes:
+            for row in w.children:
+                out += (list(row.children[0].children) if isinstance(row, lw.More)
+                        else [row])
+        else:
+            out.append(w)
+    return out
 
 
 def _figures_in(w: ipw.Widget) -> list[bq.Figure]:

@@ -82,7 +82,7 @@ def test_exercise_batch_times_are_part_c_widget_times(lab, track):
     target, batch_s = spec.in_flight_target(tr)
     assert batch_s == pytest.approx(c.bench.prefill_s(target), abs=1e-7)  # 4 decimals of ms
     b_text = spec.exercise_b(tr).statement
-    assert f"in {fmt_time(c.bench.prefill_s(target))}" in b_text
+    assert f"it takes {fmt_time(c.bench.prefill_s(target))}" in b_text
     # Exercise C's answer is a rate the widget's capacity agrees with at that batch
     ns = _data(spec.exercise_c(tr))
     exec(spec.exercise_c(tr).solution, ns)

@@ -170,14 +170,14 @@ def fmt_pct(x: float | None, *, sig: int = 3) -> str:
 
 
 def fmt_tokens(n: int | None) -> str:
-    """A token count in binary thousands: 512 -> ``512``, 4096 -> ``4k``, 1280 -> ``1.25k``,
-    131072 -> ``128k`` (context lengths are powers of two)."""
+    """A token count as a context is named: whole binary thousands as ``k`` (4096 ->
+    ``4k``, 131072 -> ``128k``), anything else in full (512 -> ``512``, 1280 ->
+    ``1,280``: never ``1.25k``, which reads as 1,250 beside a requirement of 1,280)."""
     if n is None:
         return NA
-    if n < 1024:
-        return str(n)
-    k = n / 1024
-    return f"{k:g}k" if k == int(k) else f"{k:.3g}k"
+    if n >= 1024 and n % 1024 == 0:
+        return f"{n // 1024}k"
+    return f"{n:,}"
 
 
 # -- quantities with units ---------------------------------------------------------------------

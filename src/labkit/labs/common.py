@@ -51,6 +51,10 @@ Settings = Mapping[str, Any]
 """Control name -> current (plain) value, as :meth:`LabPart.settings` returns it."""
 
 ALL = "*"
+OPEN_CONTROLS = 3
+"""Controls a part shows open; the rest are one click away (:meth:`LabPart._screen`)."""
+OPEN_CHARTS = 2
+"""Charts a part shows open; the rest are one click away."""
 """A dependency on every control (for :func:`depends_on` / :func:`computed`)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -178,6 +182,9 @@ class LabPart:
     minutes: ClassVar[Mapping[str, str]] = {}
     kicker: ClassVar[str] = ""
     refresh_steps: ClassVar[Mapping[str, frozenset[str]]] = {"_refresh": frozenset({ALL})}
+    primary: ClassVar[tuple[str, ...]] = ()
+    """The controls a part opens with (those present on the track, then the first ones
+    made), at most :data:`OPEN_CONTROLS`; the rest sit in a "More controls" disclosure."""
     shows: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(glossary name, results key) of each model quantity this part shows (:meth:`shown`)."""
     _computed_inputs: ClassVar[Mapping[str, tuple[str, ...]]] = {}
@@ -232,9 +239,9 @@ class LabPart:
                                         cq, copts, lab.store, feedback=feedback,
                                         points=CHECKPOINT_POINTS,
                                         check=self._self_check("checkpoint answer"))
-        rows = [lw.frame_figures(row) for row in self._figure_rows()]
-        body = ipw.VBox([ipw.VBox(list(self.controls.values())), self.readout,
-                         *self.callouts.values(), *rows, self.details])
+        controls, charts = self._screen()
+        body = ipw.VBox([controls, self.readout, *self.callouts.values(), charts,
+                         self.details])
         body.add_class("labkit-explore-body")
         content: ipw.Widget = body
         if lab.gate_explore:
@@ -249,6 +256,42 @@ class LabPart:
             ctl.observe(self._on_change, names="value")
         self.predict.on_commit(lambda _entry: self._render_reveal())
         self.update()
+
+    def open_controls(self) -> list[str]:
+        """The names of the controls shown open (:attr:`primary` first, in order)."""
+        names = [n for n in self.primary if n in self.controls]
+        names += [n for n in self.controls if n not in names]
+        return names[:OPEN_CONTROLS]
+
+    def _screen(self) -> tuple[ipw.Widget, ipw.Widget]:
+        """(controls, charts): at most :data:`OPEN_CONTROLS` controls and
+        :data:`OPEN_CHARTS` charts open, the rest in a collapsed :class:`~labkit.ui.More`
+        (a figure row stays whole: rows open while their charts fit the count)."""
+        shown = self.open_controls()
+        rest = [n for n in self.controls if n not in shown]
+        controls: list[ipw.Widget] = [self.controls[n] for n in shown]
+        if rest:
+            controls.append(lw.More("controls",
+                                    [str(self.controls[n].description) for n in rest],
+                                    [self.controls[n] for n in rest]))
+        rows: list[ipw.Widget] = []
+        more: list[ipw.Widget] = []
+        names: list[str] = []
+        count = 0
+        for row in self._figure_rows():
+            figs = lw.figures_in(row)
+            if more or (rows and count + len(figs) > OPEN_CHARTS):
+                more.append(lw.frame_figures(row))
+                names += [lw.figure_name(f) for f in figs]
+            else:
+                rows.append(lw.frame_figures(row))
+                count += len(figs)
+        if more:
+            rows.append(lw.More("charts", names, more))
+        box, charts = ipw.VBox(controls), ipw.VBox(rows)
+        box.add_class("labkit-controls")
+        charts.add_class("labkit-charts")
+        return box, charts
 
     # -- hooks -----------------------------------------------------------------------------
     def _init_context(self) -> None:

@@ -16,14 +16,16 @@ prefill time from :mod:`labkit.physics.phases` as a function of how many prompts
 * ``continuous`` -- iteration-level scheduling: a finished sequence frees its slot at the
   next step and a queued request takes it. Every step pays ``scheduler_overhead_s``, and
   each new prompt's prefill stalls the decode steps of everyone else, stretching time per
-  token by 1 / (1 - arrival_rate x prefill_s). Occupancy follows Little's law. Single-step
+  token by 1 / (1 - arrival_rate x prefill_s); prompts queue for the replica's one prefill
+  at a time, so TTFT = the wait for a slot and for the prefills ahead + its own prefill.
+  Occupancy follows Little's law. Single-step
   workloads (CNN frames) have no slots to refill, so continuous = dynamic with a zero
   timeout plus the per-step scheduler overhead.
 
-Two simplifications keep a call near a millisecond: continuous batching runs each prompt's
-prefill in its own slot (its stall on the others is the 1 / (1 - rho_p) stretch, not a
-queue of prefills), and the last partial batch of the simulated stream is flushed at the
-last arrival instead of waiting for requests that never come.
+Two simplifications keep a call near a millisecond: a prefill's stall on the decoding
+sequences is the mean 1 / (1 - rho_p) stretch of every step (not the stall of the steps it
+lands in), and the last partial batch of the simulated stream is flushed at the last
+arrival instead of waiting for requests that never come.
 
 Latencies: TTFT = first output after arrival; TPOT = (end-to-end - TTFT) / (tokens - 1);
 end-to-end latency. The SLO is met when the 99th percentile of the governed metric (TPOT,
@@ -356,9 +358,11 @@ def _serve_continuous(w: _Workload, batch: int) -> tuple[np.ndarray, np.ndarray,
     service = (pre + (w.lengths - 1) * tau_eff).tolist()
     slots = [0.0] * batch
     starts = [0.0] * len(service)
+    prefill_free = 0.0   # one replica runs one prefill at a time: prompts queue behind it
     for k, (arr, s) in enumerate(zip(w.arrivals_list, service, strict=True)):
-        begin = max(arr, slots[0])
+        begin = max(arr, slots[0], prefill_free)
         starts[k] = begin
+        prefill_free = begin + pre
         heapq.heapreplace(slots, begin + s)
     start = np.asarray(starts)
     ttft = start + pre - w.arrivals

@@ -230,7 +230,9 @@ class DecodeView:
     the reserve, ``doubled_used_bytes``; "slider": past the largest batch offered) --
     ``doubled_comm_step_s``: the TP comm of one step at 2B, s --
     feasibility first, a saving is quoted only where 2B is one. ``compute_bound``: the
-    compute term is the largest of the step (the only meaning of "compute-efficient")."""
+    compute term is the largest of the step (the only meaning of "compute-efficient").
+    ``most_fit``: the most sequences of this context that fit memory, any whole number
+    (the slider offers fewer batches; None when none fits or memory is not modelled)."""
 
     hw: Hardware
     model: Model
@@ -254,6 +256,7 @@ class DecodeView:
     doubling_block: str = ""
     doubled_used_bytes: float = 0.0
     doubled_comm_step_s: float = 0.0
+    most_fit: int | None = None
 
     @property
     def doubled_batch(self) -> int:  # the batch doubling would reach, sequences
@@ -393,6 +396,20 @@ def _largest_fit(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
     return max(ok) if ok else None
 
 
+def _most_fit(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, analytic: bool,
+              reserve: float, top: int = 1 << 16) -> int | None:
+    """The most sequences of ``ctx`` tokens that fit usable memory after the reserve, any
+    whole number up to ``top`` (None: none fits, or ``analytic``: memory not modelled).
+    Memory grows with the batch, so the fitting batches are 1..n."""
+    if analytic:
+        return None
+    batches = np.arange(1, top + 1, dtype=float)
+    over = np.asarray(memory_budget(hw, m, ctx, batches, wb, kb, tp, reserve).over_budget,
+                      dtype=bool)
+    n = int(np.argmax(over)) if over.any() else top
+    return n or None
+
+
 def _gain(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str,
           top: int, to: int | None, analytic: bool, reserve: float) -> BatchingGain:
     """Per-token gain from B = 1 to ``to``, the largest batch option that fits."""
@@ -508,7 +525,8 @@ def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
         _regime_rows(shares[0], shares[1], levers),
         derating_contributions(hw, model, b, ctx, wb, kb, tp),
         _equations(hw, model, mode, wb, kb, bal, terms, one, shares, ctx, doubled),
-        block, float(mem2.used_bytes), float(two.comm_step_s))
+        block, float(mem2.used_bytes), float(two.comm_step_s),
+        _most_fit(hw, model, ctx, wb, kb, tp, paper, res))
 
 
 def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:

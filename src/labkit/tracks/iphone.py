@@ -60,8 +60,8 @@ IPHONE = make_track(
         "A writing assistant runs Llama 3.2 3B on the phone itself: private, offline, and paid "
         "for in battery rather than dollars.",
         {
-            "A": "On a phone the decode loop streams every weight through 51 GB/s of LPDDR5 for "
-                 "each token. How long is the prompt pass next to that loop?",
+            "A": "On a phone the decode loop streams the transformer blocks' weights through "
+                 "51 GB/s of LPDDR5 for each token. How long is the prompt pass next to that loop?",
             "B": "iOS leaves an app about 4 GB. At 16 bits the weights alone do not fit; at 4 "
                  "bits, how many cached conversations do?",
             "C": "One user, a few requests a day: is there anything to batch at all?",

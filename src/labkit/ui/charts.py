@@ -430,3 +430,20 @@ def frame_figures(widget: ipw.Widget) -> ipw.Widget:
         if children != tuple(widget.children):
             widget.children = children
     return widget
+
+
+def figures_in(widget: ipw.Widget) -> list[bq.Figure]:
+    """Every figure in ``widget`` (itself, or inside boxes), in order."""
+    if isinstance(widget, bq.Figure):
+        return [widget]
+    return [f for c in getattr(widget, "children", ()) or () for f in figures_in(c)]
+
+
+def figure_name(fig: bq.Figure) -> str:
+    """What a student calls a figure: its header's title, else its y axis label."""
+    header = getattr(fig, "labkit_header", None)
+    title = str(getattr(header, "chart_title", "") or "")
+    if title:
+        return title
+    labels = [str(a.label) for a in fig.axes if getattr(a, "orientation", "") == "vertical"]
+    return labels[0] if labels and labels[0] else "chart"

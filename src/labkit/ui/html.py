@@ -137,6 +137,23 @@ class MathPeek(ipw.Accordion):  # type: ignore[misc, unused-ignore]  # ipywidget
             self.html.value = self._body
 
 
+class More(ipw.Accordion):  # type: ignore[misc, unused-ignore]  # ipywidgets: no stubs
+    """A collapsed disclosure: a part's controls or charts beyond the few it opens with,
+    titled with what it holds (``"More controls: KV-cache precision, View"``), one click
+    (or Enter on its header) away."""
+
+    def __init__(self, what: str, names: list[str], children: list[ipw.Widget]) -> None:
+        super().__init__(children=[ipw.VBox(children)])
+        self.title = f"More {what}: {', '.join(names)}"
+        self.set_title(0, self.title)
+        self.selected_index = None
+        self.add_class("labkit-more")
+
+    @property
+    def is_open(self) -> bool:
+        return self.selected_index is not None
+
+
 # -- reveal gate ----------------------------------------------------------------------------
 
 class RevealGate(ipw.VBox):  # type: ignore[misc, unused-ignore]  # ipywidgets: no stubs

@@ -30,6 +30,7 @@ from labkit.plans.roofline import (
     cnn_roofs,
     cnn_view,
 )
+from labkit.plans.workload import front_end_s
 from labkit.ui.charts import lin_top, log_domain
 
 
@@ -229,7 +230,7 @@ class PartACNN(Part):
                                           *spec.memory_bound_text(v),
                                           hint(fixes.get("memory_bound", ()), labels))
         self.callouts["boundary"].set(v.latency_s <= tr.slo_s and v.regime == "compute-bound",
-                                      *spec.boundary_text(v, tr.slo_s))
+                                      *spec.boundary_text(v, tr.slo_s, front_end_s(tr)))
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:

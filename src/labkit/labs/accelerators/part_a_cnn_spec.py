@@ -9,7 +9,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt, fmt_count, fmt_si, fmt_time, format_bytes, tex_num
+from labkit.core.format import (
+    counted,
+    fmt,
+    fmt_count,
+    fmt_pct,
+    fmt_si,
+    fmt_time,
+    format_bytes,
+    tex_num,
+)
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.roofline import CnnView
@@ -87,12 +96,20 @@ def memory_bound_text(v: CnnView) -> tuple[str, str]:
             f"the arithmetic ({fmt_time(float(r.compute_s))}).")
 
 
-def boundary_text(v: CnnView, deadline_s: float) -> tuple[str, str]:
+def boundary_text(v: CnnView, deadline_s: float, front_end_s: float = 0.0
+                  ) -> tuple[str, str]:
+    """The compute-bound callout: the model's pass as a share of the deadline, and, on a
+    track whose inputs pass a front end first (``front_end_s`` > 0, s), that the share
+    leaves it out (Part D's deadline check and Lab 1 count it)."""
     tail = (f"A fixed overhead of {fmt_time(float(v.pass_.overhead_s))} per pass and "
             "derated FLOP/s are why real passes sit under the roof."
             if v.mode == "achievable" else
             "Switch to the achievable roofline to see why real passes sit under it.")
-    return (f"Compute-bound, {v.latency_s / deadline_s:.1%} of the deadline",
+    if front_end_s > 0:
+        tail += (f" The share is the model's pass alone: each input's front end adds "
+                 f"{fmt_time(front_end_s)} before it (Part D's deadline check counts both).")
+    return (f"Compute-bound: the model's pass is {fmt_pct(v.latency_s / deadline_s, sig=2)} "
+            "of the deadline",
             f"The point is right of the ridge ({fmt_count(v.ai_flop_per_byte)} vs "
             f"{fmt(v.ridge_flop_per_byte)} FLOP/B, {v.mode}): only more FLOP/s or fewer FLOP "
             "help now. " + tail)

@@ -128,10 +128,13 @@ def doubling_blocked(v: DecodeView) -> str:
     memory, or is past the slider ("" when 2B is a setting that fits)."""
     b, b2 = fmt_count(v.batch), fmt_count(v.doubled_batch)
     if v.doubling_block == "memory":
+        most = ("" if v.most_fit is None or v.most_fit <= v.batch else
+                f"; memory holds at most {fmt_count(v.most_fit)} sequences of this context, "
+                "between the slider's batches")
         return (f"doubling the batch to B = {b2} would not fit memory "
                 f"({format_bytes(v.doubled_used_bytes)} of "
-                f"{format_bytes(v.memory.capacity_bytes)} per device), so B = {b} is as far "
-                "as batching goes at this context")
+                f"{format_bytes(v.memory.capacity_bytes)} per device), so B = {b} is the "
+                f"last of the slider's batches that fits at this context{most}")
     if v.doubling_block == "slider":
         return f"B = {b} is the largest batch the slider offers"
     return ""

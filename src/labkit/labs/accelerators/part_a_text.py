@@ -36,8 +36,10 @@ def serving_html(v: DecodeView, tpot_slo_s: float | None) -> str:
             f"{fmt(sp.serving_batch, sig=4)} sequences. ")
     if not fits[1]:
         alt = ("not even one sequence fits" if sp.largest_fit is None else
-               f"the largest batch that fits is B = {fmt_count(sp.largest_fit)}, at "
-               f"{paper_ms(float(sp.largest_fit_per_token_s or 0.0))} per token (step ÷ B)")
+               f"the largest batch the slider offers that fits is B = "
+               f"{fmt_count(sp.largest_fit)}, at "
+               f"{paper_ms(float(sp.largest_fit_per_token_s or 0.0))} per token (step ÷ B)"
+               + _most(v))
         return (head + f"It does not fit memory at {v.context_tokens:,} tokens of context, "
                 f"so no time is quoted there: {alt}; the floor no batch goes below is "
                 f"{paper_ms(sp.floor_per_token_s)} per token (compute + KV).</p>")
@@ -197,4 +199,14 @@ def _largest_here(v: DecodeView) -> str:
         return ": not even the weights fit one device here."
     if v.gain.analytic or v.gain.batch_to is None:
         return ": not even one sequence fits here."
-    return f": the largest batch that fits here is B = {fmt_count(v.gain.batch_to)}."
+    return (f": the largest batch the slider offers that fits here is B = "
+            f"{fmt_count(v.gain.batch_to)}{_most(v)}.")
+
+
+def _most(v: DecodeView) -> str:
+    """', of the N sequences that fit at most' when the slider's batches stop short of
+    memory's whole-number limit (one count of what fits, Lab 1's and Exercise A's)."""
+    top = v.gain.batch_to if v.serving.largest_fit is None else v.serving.largest_fit
+    if v.most_fit is None or top is None or v.most_fit <= top:
+        return ""
+    return f" (memory holds at most {fmt_count(v.most_fit)} sequences of this context)"

@@ -65,6 +65,8 @@ class PartD(Part):
     """Design challenge: every constraint of the track at once, checked by
     :func:`design_check`, against labkit's fewest-devices (then cheapest) design."""
 
+    primary = ("weight_bits", "tp", "dp")
+
     letter = "D"
 
     def _setup(self) -> None:

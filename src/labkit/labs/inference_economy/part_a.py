@@ -255,8 +255,8 @@ class PartA(Part):
         phase_note = (f"{fmt_time(ph.prefill_s)} vs {fmt_time(ph.decode_s)}"
                       + spec.front_end_note(tr) + ", " + spec.time_basis(tr, p.weight_bits))
         if p.tpot_s is not None:
-            phase_note += (f"; TPOT (mean per output token after the first) "
-                           f"{fmt_time(p.tpot_s)}")
+            phase_note += (f"; TPOT (mean per output token after the first, the context "
+                           f"growing from the prompt as the reply streams) {fmt_time(p.tpot_s)}")
         return [
             (f"cost per {noun}", fmt_cost(p.effective_cost_per_event, u),
              f"before saving {fmt_cost(p.event.total, u)}; "

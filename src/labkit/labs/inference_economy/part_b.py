@@ -39,6 +39,8 @@ class PartB(Part):
     "you are here" point, the readout, callouts and math peek read every control.
     """
 
+    primary = ("weight_bits", "context", "devices")
+
     shows = (("max_batch_in_memory", "max_sessions"),)
 
 

@@ -254,7 +254,9 @@ class PartC(Part):
         self._set_details(html_table(
             ["policy", f"max ({self.unit})", f"delivered ({self.unit}; the offered load "
              "while stable)", "load / capacity",
-             self.metric_name, "tail / SLO", *(["p99 TTFT"] if self._ttft else []),
+             self.metric_name,
+             "tail / SLO (the larger of TPOT's and TTFT's)" if self._ttft else "tail / SLO",
+             *(["p99 TTFT"] if self._ttft else []),
              *(["padding"] if pad else []), "SLO"], rows))
 
     @depends_on(ALL)

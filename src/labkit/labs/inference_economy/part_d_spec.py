@@ -48,8 +48,8 @@ def lean_label(tr: Track) -> str:
     language model, the lowest KV precision the quality floor allows (lower KV precisions
     are offered on the control, and fail quality), so the label never claims the lowest
     precision the controls reach."""
-    kv = (f", {tr.min_kv_bits}-bit KV (the lowest the quality floor allows)"
-          if tr.is_transformer else "")
+    kv = (f", {tr.min_kv_bits}-bit KV (the lowest KV precision the KV quality floor "
+          "allows)" if tr.is_transformer else "")
     return f"{TIER_BITS}-bit weights{kv}, continuous"
 
 
@@ -64,13 +64,19 @@ def headline(tr: Track, r: Mapping[str, object]) -> str:
         reason = str(r["reason"])
         head = f"{binding} binds: "
         detail = reason[len(head):] if reason.startswith(head) else reason
-        others = [guardrail_label(g) for g in GUARDRAILS
-                  if g != binding and g in checks and not checks[g]["passed"]]
-        also = f"; {' and '.join(others)} also fail{'s' if len(others) == 1 else ''}"
+        def failing(g: str, evaluated: bool) -> bool:   # "not evaluated": no value reached
+            c = checks.get(g, {})
+            return (g != binding and bool(c) and not c["passed"]
+                    and (c["value"] is not None) == evaluated)
+        others = [guardrail_label(g) for g in GUARDRAILS if failing(g, True)]
+        unknown = [guardrail_label(g) for g in GUARDRAILS if failing(g, False)]
+        also = (f"; {' and '.join(others)} also fail{'s' if len(others) == 1 else ''}"
+                if others else "")
+        also += (f"; {' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not "
+                 "evaluated (the plan never runs)" if unknown else "")
         order = ", ".join(guardrail_label(g) for g in GUARDRAILS)
         return (f"{where}, the binding guardrail (the first failing, in the order {order}) "
-                f"is {guardrail_label(binding)}: {detail}"
-                f"{also if others else ''}.")
+                f"is {guardrail_label(binding)}: {detail}{also}.")
     ratios: Mapping[str, float] = r["ratios"]  # type: ignore[assignment]
     near = max(GUARDRAILS, key=lambda g: ratios[g])
     return (f"{where}, every guardrail passes; the nearest its limit is "

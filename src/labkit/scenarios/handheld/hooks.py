@@ -16,7 +16,8 @@ def hooks(t: Track) -> dict[str, str]:
     names = " or ".join(edge.get_link(x).name for x in (links.offload_links if links
                                                         else ()))
     return {
-        "A": f"One user, one conversation: every decode step streams all the weights "
+        "A": f"One user, one conversation: every decode step streams the transformer "
+             f"blocks' weights (the paper's roofline leaves the LM head out) "
              f"through {fmt_si(hw.memory_bandwidth, 'B/s')} of memory bandwidth and reads "
              "the conversation's KV cache. Which term sets the phone's speed?",
         "B": f"The app gets {format_bytes(hw.usable_memory_bytes)} of memory. A longer "

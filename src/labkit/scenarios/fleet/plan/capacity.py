@@ -101,6 +101,7 @@ class FleetSizing:
     release_replicas: int | None
     release_devices_per_replica: int | None
     release_slots: int | None
+    release_cost_per_day: float | None
     price_per_device_hour: float
     active_hours_per_day: float
     daily_budget: float
@@ -207,7 +208,7 @@ def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int,
         served_memory_slots=None, served_step_slots=None, served_layout=None,
         served_step_s=None, release_feasible=False,
         release_devices=None, release_replicas=None, release_devices_per_replica=None,
-        release_slots=None)
+        release_slots=None, release_cost_per_day=None)
     if not sz.feasible:
         return empty
     shape = (sz.devices_per_replica, 1, 1, 1)   # Lab 1's replica: TP over its devices
@@ -223,7 +224,7 @@ def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int,
     if rel.feasible:
         out.update(release_devices=rel.total_devices, release_replicas=rel.replicas,
                    release_devices_per_replica=rel.devices_per_replica,
-                   release_slots=rel.batch_size)
+                   release_slots=rel.batch_size, release_cost_per_day=rel.daily_cost)
     if same.feasible and not step_s > tpot:
         out.update(prefill_s=rec.prefill_s, prefill_share=rec.prefill_share,
                    served_devices=same.total_devices, served_replicas=same.replicas,

@@ -93,6 +93,18 @@ def lab1_count(f: FleetSizing) -> str:
             "each head's copies")
 
 
+def _busy_basis(f: FleetSizing) -> str:
+    """What the busy cost counts (this fleet's replica shape, at its load) and what Lab 1's
+    release shape provisions for the same demand (its Part D figure)."""
+    own = ("the decode-only devices, each 100% busy" if f.served_devices is None else
+           f"{f.served_layout} replicas of {fmt_count(f.served_slots)} slots at their load")
+    lab1 = ("" if f.release_cost_per_day is None else
+            f"; Lab 1's release shape ({f.release_devices_per_replica} devices x "
+            f"{fmt_count(f.release_slots)} slots) provisions "
+            f"{fmt_num(f.release_cost_per_day)} USD")
+    return own + lab1
+
+
 def cards(f: FleetSizing, budget_text: str) -> list[tuple[str, str, str, str]]:
     sz = f.sizing
     fleet_note = (f"decode only {fmt_count(f.decode_only_devices)}; {basis(f)}"
@@ -105,7 +117,7 @@ def cards(f: FleetSizing, budget_text: str) -> list[tuple[str, str, str, str]]:
         ("users per replica (decode only)", fmt_count(sz.users_per_replica),
          f"TPOT allows {fmt_count(sz.batch_at_slo)}", lw.PALETTE["orange"]),
         ("cost per day (provisioned)", f"{fmt_num(f.provisioned_cost_per_day)} USD",
-         f"busy {fmt_num(f.busy_cost_per_day)} USD; budget {budget_text}",
+         f"busy {fmt_num(f.busy_cost_per_day)} USD ({_busy_basis(f)}); budget {budget_text}",
          lw.PALETTE["grey"]),
     ]
 

@@ -254,7 +254,8 @@ class PartCFleet(FleetCCharts):
         self._failing(s, "ttft", pre is not None and pre.ttft_missed, "First token too late",
                       "" if pre is None else paper.ttft_sentence(pre, tp, cp))
         self._failing(s, "disagg", pre is not None and pre.disaggregate,
-                      "Colocated prefill pushes the mean TPOT over budget: disaggregate it",
+                      "With every slot busy, colocated prefill pushes the mean TPOT over budget: "
+                      "disaggregate it",
                       "" if pre is None else paper.ttft_sentence(pre, tp, cp) + " "
                       + paper.disagg_sentence(pre))
 

@@ -50,9 +50,14 @@ def b_checkpoint() -> CheckSpec:
     return q, opts, "bytes", feedback_map(opts, "bytes", good, bad)
 
 
+WALL_WORDS = {"tpot": "mean TPOT over the reply"}
+"""How a wall is named where its basis matters (TPOT: the mean over a reply's tokens, its
+context growing as it streams -- not one step at the full context, as Exercise B's is)."""
+
+
 def _walls_text(walls: PhoneWalls) -> str:
-    return "; ".join(f"{k} from {fmt_count(x)}" if x is not None
-                     else f"{k} not within {fmt_count(walls.grid_top_tokens)}"
+    return "; ".join(f"{WALL_WORDS.get(k, k)} from {fmt_count(x)}" if x is not None
+                     else f"{WALL_WORDS.get(k, k)} not within {fmt_count(walls.grid_top_tokens)}"
                      for k, x in walls.walls)
 
 
