@@ -253,12 +253,12 @@ grouped-query attention), the memory left after the weights, and the step time (
 achievable roofline Lab 1 sizes plans with): it grows by one token's KV read per session
 per token of context.
 """
-    data = common + f"""WEIGHT_BYTES = {_fmt(track_capacity(t).weight_bytes)}  # resident weights of one replica, bytes
+    data = common + f"""WEIGHT_BYTES = {_fmt(track_capacity(t).weight_bytes)}  # resident weights of one {t.replica_noun}, bytes
 LAYERS = {m.layers}
 KV_HEADS = {m.kv_heads}  # grouped-query attention: {m.q_heads} query heads share {m.kv_heads} KV heads
 D_HEAD = {m.d_head}
 KV_BITS = {t.kv_bits}
-KV_COPIES = {_fmt(frac)}  # copies of each KV head across the replica (1 unless DEVICES > KV_HEADS)
+KV_COPIES = {_fmt(frac)}  # copies of each KV head across the {t.replica_noun} (1 unless DEVICES > KV_HEADS)
 TPOT_BUDGET_S = {t.slo_s!r}  # one decode step of every session, s
 STEP_S_AT_ZERO_CONTEXT = {step0!r}  # one step of TARGET_SESSIONS sequences before any KV read, s
 KV_READ_S_PER_TOKEN = {kv!r}  # one context token of one session read in a step, s
@@ -304,7 +304,7 @@ def exercise_b(t: Track) -> Exercise:
     if m.is_transformer:
         target = session_target(t)
         held = ("TARGET_SESSIONS", "concurrent conversations product wants to hold",
-                "devices in one replica")
+                f"devices in one {t.replica_noun}")
     else:
         target, batch_s = in_flight_target(t)
         held = ("TARGET_IN_FLIGHT", f"{many} in flight at once", "devices running the model")
@@ -543,7 +543,8 @@ def exercise_d(t: Track) -> Exercise:
             if lo == hi else f"{many} per second, at least {fmt_num(lo)} and at most "
             f"{fmt_num(hi)}")
     if t.is_transformer:
-        knobs = "weight and KV precision (bits), the scheduling policy, devices per replica"
+        knobs = ("weight and KV precision (bits), the scheduling policy, devices per "
+                 f"{t.replica_noun}")
         limits = "memory, SLO, quality and cost"
         kv_check = 'expect_choice("kv_bits", release_D["kv_bits"], BITS, "D")\n'
         kv_arg = '_r["kv_bits"]'
@@ -639,8 +640,8 @@ In {MEMO_WORDS[0]}–{MEMO_WORDS[1]} words: {INFO.memo_brief(t)}
 ### BEGIN SOLUTION
 A strong memo names the release (precision, policy, devices, rate), quotes the binding
 guardrail with its measured value and limit, ties the crossover from Part A to the
-recurring cost, and names a measurable assumption (e.g. achievable bandwidth or the
-request-length spread).
+recurring cost, and names a measurable assumption (e.g. achievable bandwidth or
+{"the request-length spread" if t.is_transformer else "the arrival pattern of the " + unit_noun(t)[1]}).
 ### END SOLUTION
 """
     return synthesis_cells(memo_prompt, memo, ids, POINTS["memo"])

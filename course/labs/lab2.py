@@ -149,7 +149,7 @@ On the peak roofline one generated token at batch one costs weight fetch + compu
 Batching shares the weight fetch: at batch `B` the time per generated token is the step
 time / `B` = weight fetch / `B` + compute + KV read. Its floor is compute + KV read, but the
 batch cannot grow past **{fmt_count(top)} sequences**: the most of this context that fit the
-replica's memory beside the weights with a step inside the {fmt_time(t.slo_s)} TPOT budget.
+{t.replica_noun}'s memory beside the weights with a step inside the {fmt_time(t.slo_s)} TPOT budget.
 **At that batch, how many times its floor is the time per generated token?** Store the
 ratio in `answer_A` (a real number, at least one).
 """
@@ -232,9 +232,12 @@ def exercise_b_lm(t: Track) -> Exercise:
     if want <= 0:
         raise ValueError(f"track {t.id!r}: no context fits the TPOT budget in Exercise B")
     seqs = "one sequence" if b == 1 else f"{fmt_count(b)} sequences"
+    who = (f"The {t.replica_noun} runs" if d == 1 else
+           f"A {t.replica_noun} of {counted(d, 'device')} shares")
+    pooled = "" if d == 1 else " evenly (the paper's pooled convention)"
     statement = f"""
-A replica of {counted(d, "device")} shares the weight fetch, the compute and the KV reads of
-one decode step evenly (the paper's pooled convention) and pays a fixed overhead per step, on
+{who} the weight fetch, the compute and the KV reads of
+one decode step{pooled} and pays a fixed overhead per step, on
 the achievable roofline Part B sizes with. With {seqs} per step and a TPOT budget of
 {fmt_time(t.slo_s)} (one step, no prefill in it), **what is the longest context (tokens per
 sequence) that still meets the budget *and* lets all the sequences' KV caches fit the memory
@@ -249,7 +252,7 @@ OVERHEAD_S = {literal(over)}  # fixed per step (launch, sampling); not shared ou
 DEVICES = {d}
 BATCH = {b}
 TPOT_S = {literal(t.slo_s)}
-# memory of the whole replica
+# memory of the whole {t.replica_noun}
 FREE_BYTES = {literal(cap.free_bytes)}  # left for KV caches after the weights and the reserve
 KV_BYTES_PER_TOKEN = {literal(kv_bytes)}  # one context token of one sequence, all devices
 """
@@ -264,7 +267,7 @@ expect_number("answer_B", answer_B, "B")
 _r = decode_roofline("{hw.id}", "{m.id}", {b}, answer_B, {t.weight_bits}, {t.kv_bits}, tp=1, mode="{DESIGN_MODE}")
 _step = (_r.weight_step_s + _r.compute_step_s + _r.kv_step_s) / {d} + _r.overhead_step_s
 expect_true(_step <= 1.01 * {literal(t.slo_s)}, "B",
-            "we ran one decode step at your context on the replica (achievable roofline)",
+            "we ran one decode step at your context on the {t.replica_noun} (achievable roofline)",
             f"it takes {{_step * 1e3:.2f}} ms, over the {t.slo_s * 1e3:g} ms budget",
             "step = (weights + B x (compute + S x KV per token)) / devices + overhead; solve for S")
 expect_close("answer_B", answer_B, {literal(want)}, "B", rel=0.01,

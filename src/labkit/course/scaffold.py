@@ -172,8 +172,7 @@ def joules_per_unit(t: Track) -> float:
 
 def unit_noun(t: Track) -> tuple[str, str]:
     """(singular, plural) of what the track processes: requests, windows, frames."""
-    plural = "requests" if t.is_transformer else t.input_noun
-    return (plural[:-1] if plural.endswith("s") else plural), plural
+    return t.event_nouns
 
 
 def slo_text(t: Track) -> str:

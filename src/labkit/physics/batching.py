@@ -58,6 +58,19 @@ POLICY_LABELS = MappingProxyType({
     "dynamic": "dynamic batching (timeout window)",
     "continuous": "continuous batching (iteration-level)",
 })
+FRAME_POLICY_LABELS = MappingProxyType({
+    "none": "no batching (one at a time)",
+    "static": "static batching (wait for a full batch)",
+    "dynamic": "dynamic batching (timeout window)",
+    "continuous": "greedy batching (whatever is queued, every pass)",
+})
+"""The same policies on single-step workloads (frames, windows): nothing to pad, no slot to
+refill mid-output, so 'continuous' is a batch of whatever is queued at each pass."""
+
+
+def policy_labels(single_step: bool) -> MappingProxyType[str, str]:
+    """The policies' names for a workload: token streams or single-step inputs."""
+    return FRAME_POLICY_LABELS if single_step else POLICY_LABELS
 SLO_METRICS = ("tpot", "latency")
 ARRIVALS = ("poisson", "periodic")
 DEFAULT_REQUESTS = 1000
@@ -448,7 +461,7 @@ def _simulate(w: _Workload, policy: str) -> PolicyResult:
     if w.ttft_slo_s is not None:
         ratio = max(ratio, tq / w.ttft_slo_s)
     return PolicyResult(
-        policy=policy, label=POLICY_LABELS[policy], batch_size=used_batch,
+        policy=policy, label=policy_labels(w.single_step)[policy], batch_size=used_batch,
         mean_batch=mean_batch, padding_waste=waste,
         capacity_tokens_per_s=capacity_req * mean_len, capacity_requests_per_s=capacity_req,
         throughput_tokens_per_s=delivered, utilisation=utilisation, busy_share=busy_share,

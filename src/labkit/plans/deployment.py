@@ -26,7 +26,7 @@ from labkit.core.units import SECONDS_PER_HOUR
 from labkit.physics.roofline import balance_context, critical_batch
 from labkit.plans.economy import BUSY, PROVISIONED, event_cost
 from labkit.plans.serving import serving_plan
-from labkit.plans.workload import POLICY_LABELS, track_phases
+from labkit.plans.workload import policy_label, track_phases
 from labkit.tracks import Track, get_track
 
 PEAK, ACHIEVABLE = "peak", "achievable"
@@ -144,7 +144,7 @@ def _plan(tr: Track, weight_bits: int, kv_bits: int, demand: float) -> list[Quan
                         kv_bits=kv_bits, with_baseline=False)
     noun = tr.replica_noun if plan.replicas == 1 else tr.replica_nouns
     basis = (f"{PROVISIONED}: {plan.replicas} {noun} at the {tr.max_utilisation:.0%} "
-             f"utilisation cap, {POLICY_LABELS[plan.policy]}"
+             f"utilisation cap, {policy_label(tr, plan.policy)}"
              + ("" if plan.policy == "none" else f", up to {plan.batch_size} per pass")
              if plan.feasible else f"not feasible: {plan.reason}")
     where = (f"at {plan.capacity.context_tokens or 0:.0f} tokens of context, "

@@ -16,7 +16,7 @@ import numpy as np
 
 from labkit.core.format import counted, fmt_amount, fmt_num, fmt_time
 from labkit.core.units import DAYS_PER_YEAR, SECONDS_PER_HOUR
-from labkit.physics.batching import POLICY_LABELS
+from labkit.physics.batching import POLICIES
 from labkit.physics.derating import device_class_of
 from labkit.physics.economy import Crossover, cost_crossover
 from labkit.physics.memory import resident_weight_bytes
@@ -28,7 +28,13 @@ from labkit.plans.serving import (
     state_reason,
     track_capacity,
 )
-from labkit.plans.workload import front_end_label, front_end_s, tpot_s, track_phases
+from labkit.plans.workload import (
+    front_end_label,
+    front_end_s,
+    policy_label,
+    tpot_s,
+    track_phases,
+)
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track, get_track
@@ -370,7 +376,8 @@ class TrackEconomy:
             ("plan", f"{pl['policy']}, {replicas}, "
                      f"{counted(int(_number(pl['total_devices']) or 0), 'device')}"),
             ("plan cost per day", money(pl["daily_cost"]) + " (the plan: "
-             + POLICY_LABELS.get(str(pl["policy"]), str(pl["policy"])) + "; "
+             + (policy_label(tr, str(pl["policy"])) if str(pl["policy"]) in POLICIES
+                else str(pl["policy"])) + "; "
              + str(pl["daily_basis"]) + ")"),
             ("daily budget", money(t["daily_budget"])),
             ("guardrails", "all pass" if g["passed"] else f"{g['binding']} binds"),

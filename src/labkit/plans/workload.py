@@ -18,6 +18,7 @@ from labkit.physics.batching import (
     PolicyComparison,
     PolicyResult,
     compare_policies,
+    policy_labels,
     step_tables,
 )
 from labkit.physics.kvcache import weight_bytes
@@ -52,6 +53,7 @@ __all__ = [
     "front_end_label",
     "front_end_s",
     "pass_table_s",
+    "policy_label",
     "session_capacity",
     "session_point",
     "tpot_s",
@@ -323,3 +325,9 @@ class BatchingBench:
                                 prefill_s_by_batch=self._prefill[:b],
                                 arrival_rate_per_s=float(rate),
                                 simplicity_margin=SIMPLICITY_MARGIN, **kw)
+
+
+def policy_label(track: str | Track, policy: str) -> str:
+    """A batching policy in the track's words (a token stream's 'continuous batching
+    (iteration-level)' is a frame track's 'greedy batching'): one name per screen."""
+    return policy_labels(not get_track(track).is_transformer)[policy]

@@ -158,6 +158,14 @@ class Track:
     replica_nouns: str = "replicas"
 
     @property
+    def event_nouns(self) -> tuple[str, str]:
+        """(singular, plural) of one thing the track serves: ``request(s)`` for a language
+        model, else its ``input_noun`` (``window(s)``, ``frame(s)``): the one word every
+        screen, exercise and unit uses for it."""
+        plural = "requests" if self.is_transformer else self.input_noun
+        return (plural[:-1] if plural.endswith("s") else plural), plural
+
+    @property
     def output_unit(self) -> str:
         """What throughput counts: ``tokens`` for a language model, else ``input_noun``."""
         return "tokens" if self.is_transformer else self.input_noun

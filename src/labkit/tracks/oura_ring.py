@@ -80,7 +80,7 @@ OURA_RING = make_track(
         "A smart ring listens for a spoken wake word with a 24k-parameter DS-CNN on a 64 MHz "
         "Cortex-M4, powered by a battery smaller than a fingernail.",
         {
-            "A": "There is no output loop here: each window is one input pass through the "
+            "A": "Each window is one input pass through the "
                  f"model, then a {_DECISION_US:.0f} µs pass that slides the "
                  f"{_RING_WINDOW_BYTES:,}-byte audio buffer and writes the decision (one read "
                  "and one write of the window in SRAM). The core peaks at "

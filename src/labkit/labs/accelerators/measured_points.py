@@ -286,14 +286,15 @@ class DecodePoints(MeasuredPoints):
                 f"{lw.esc(hw.name)}: {' and '.join(groups)}. On the {self.chart} each sits "
                 "at its batch and its measured time per step (per token in the per-token "
                 "view); it ran its own configuration (the table: context, precisions, "
-                "devices per replica), so it sits beside your curve, not on it.")
+                "devices), so it sits beside your curve, not on it.")
 
     def _unit_note(self) -> str:
         return (f"Times are ms per decode step, which makes one {_one(self.unit)} for each "
                 "of the batch's B sequences (the per-token view divides by B).")
 
     def _config(self, m: Measurement) -> str:
-        return lw.esc(f"{get_model(m.model).name}; {counted(m.tp, 'device')} per replica; "
+        return lw.esc(f"{get_model(m.model).name}; "
+                      f"{counted(m.tp, 'device') + (' per replica' if m.tp > 1 else '')}; "
                       f"{m.weight_bits}-bit weights, {m.kv_bits}-bit KV; {m.context_tokens:,} "
                       f"tokens of context; {_BATCHING[m.batching]}")
 

@@ -84,7 +84,8 @@ def max_devices(tr: Track) -> int:
 
 
 def event_noun(tr: Track) -> str:
-    return "request" if tr.is_transformer else "inference"
+    """One thing the track serves (:attr:`Track.event_nouns`): request, window, frame."""
+    return tr.event_nouns[0]
 
 
 def cost_noun(tr: Track) -> str:

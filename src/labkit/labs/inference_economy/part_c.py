@@ -30,10 +30,10 @@ from labkit.labs.inference_economy.hints import change_text, find_fixes, hint_te
 from labkit.plans.serving import LeverFix, serving_plan, track_capacity
 from labkit.plans.workload import (
     POLICIES,
-    POLICY_LABELS,
     BatchingBench,
     PolicyComparison,
     delivered_per_s,
+    policy_label,
 )
 
 PADDING_WASTE_MAX = 0.5   # the reference lab's failure line: half the slot-steps padded
@@ -150,7 +150,7 @@ class PartC(Part):
         return spec.prediction_spec(self.track, self.slots0, self.cv0, self.rate0)
 
     def _checkpoint_spec(self) -> CheckSpec:
-        return spec.checkpoint_spec()
+        return spec.checkpoint_spec(self.track)
 
     # -- shared values ---------------------------------------------------------------------
     def _batch(self, s: Mapping[str, object]) -> int:
@@ -230,7 +230,7 @@ class PartC(Part):
         }
         met = sum(r.slo_met for r in res)
         self._set_readout(metric_cards([
-            ("winner", cmp.winner, POLICY_LABELS[cmp.winner],
+            ("winner", cmp.winner, policy_label(self.track, cmp.winner),
              lw.PALETTE["green"] if cmp.any_meets_slo else lw.PALETTE["red"]),
             ("its capacity", f"{fmt_num(winner.capacity_tokens_per_s)} {self.unit}",
              f"load {spec.load_text(winner)}", lw.PALETTE["blue"]),

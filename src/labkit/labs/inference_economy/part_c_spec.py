@@ -10,10 +10,10 @@ from labkit.labs.common import CheckSpec, Spec
 from labkit.labs.inference_economy.base import event_noun
 from labkit.plans.workload import (
     POLICIES,
-    POLICY_LABELS,
     SIMPLICITY_MARGIN,
     PolicyComparison,
     PolicyResult,
+    policy_label,
 )
 from labkit.tracks import Track
 
@@ -37,20 +37,23 @@ def prediction_spec(tr: Track, slots: int, cv: float, rate: float) -> Spec:
     q = (f"{lw.esc(tr.label)}: one {tr.replica_noun} with {counted(slots, 'batch slot')}, {spread}"
          f"{fmt_num(rate)} {event_noun(tr)}s/s arriving. Which policy wins: it meets the SLO "
          f"with the most capacity (the simpler one when within {SIMPLICITY_MARGIN:.0%})?")
-    return q, [(POLICY_LABELS[p].capitalize(), p) for p in POLICIES]
+    return q, [(policy_label(tr, p).capitalize(), p) for p in POLICIES]
 
 
-def checkpoint_spec() -> CheckSpec:
+def checkpoint_spec(tr: Track) -> CheckSpec:
     q = "Which rule should production use to choose a batching policy?"
+    newest = policy_label(tr, "continuous").split(" (")[0]
+    depends = ("load, the spread of output lengths and the SLO" if tr.is_transformer else
+               "the arrival rate and the deadline")
     opts = [("The simplest policy that meets the SLO with (near-)top capacity",
              "simplest_meeting_slo"),
-            ("Always continuous batching: it is the most advanced", "always_continuous"),
+            (f"Always {newest}: it is the most advanced", "always_continuous"),
             ("Never batch: batching only adds latency", "never"),
             ("The largest batch, whatever the tail latency", "max_batch")]
-    good = ("Right: the winner depends on load, variance and the SLO, so the rule is "
+    good = (f"Right: the winner depends on {depends}, so the rule is "
             "conditional: meet the SLO first, then take capacity, preferring simplicity.")
-    bad = ("Not quite: each fixed rule fails somewhere. The winner depends on load, "
-           "length variance and the SLO: meet the SLO first, then take capacity.")
+    bad = (f"Not quite: each fixed rule fails somewhere. The winner depends on {depends}: "
+           "meet the SLO first, then take capacity.")
     return q, opts, "simplest_meeting_slo", {
         v: (good if v == "simplest_meeting_slo" else bad) for _, v in opts}
 
@@ -143,9 +146,10 @@ def capacity_tex(tr: Track) -> str:
         return (head + "p(B) the pass of a batch (input pass of B inputs plus their B "
                 "decisions) and o the scheduler overhead:</p>"
                 "$$\\text{static/dynamic: } \\frac{B}{p(B)} \\qquad "
-                "\\text{continuous: } \\frac{B}{p(B) + o}$$"
-                "<p>Each inference is one pass, so no slot is padded and there is no "
-                "output loop to refill: continuous batching only adds its overhead.</p>")
+                "\\text{greedy: } \\frac{B}{p(B) + o}$$"
+                f"<p>Each {event_noun(tr)} is one pass, so no slot is padded and none frees "
+                f"mid-way: {policy_label(tr, 'continuous').split(' (')[0]} only adds its "
+                "overhead.</p>")
     return (head + "step τ(B) (one decode step of the batch) and prefill p(B):</p>"
             "$$\\text{static/dynamic: } \\frac{B}{p(B) + (L_{\\max}-1)\\,\\tau(B)} "
             "\\qquad \\text{continuous: } \\frac{1}{p(1) + \\bar{L}\\,(\\tau(B)+o)/B}$$"
@@ -159,7 +163,19 @@ def reveal_text(tr: Track, d: PolicyComparison, label: str, winner: str, unit: s
     return (
         f"<div>At the track defaults: <b>{label}</b>: {lw.esc(why_text(tr, d, unit))}.</div>"
         f"<div>With your current settings the winner is <b>{winner}</b>.</div>"
-        "<div style='color:#5d6d7e'>Why: static batches wait to fill and pad to the "
-        "longest member; dynamic batches cap the wait with a timeout; continuous batching "
-        "refills slots every step but pays a scheduler overhead. Which one wins depends on "
-        "the load, the spread and the SLO.</div>")
+        f"<div style='color:#5d6d7e'>Why: {why_policies(tr)}</div>")
+
+
+def why_policies(tr: Track) -> str:
+    """How the four policies differ, in the track's terms: a token stream pads and refills
+    slots; single-step inputs (windows, frames) only wait for a batch to form."""
+    if tr.is_transformer:
+        return ("static batches wait to fill and pad to the longest member; dynamic batches "
+                "cap the wait with a timeout; continuous batching refills slots every step "
+                "but pays a scheduler overhead. Which one wins depends on the load, the "
+                "spread of output lengths and the SLO.")
+    one, many = tr.event_nouns
+    return (f"static batches wait for {many} to fill a batch; dynamic batches cap the wait "
+            f"with a timeout; greedy batching runs whatever {many} are queued at each pass "
+            f"but pays a scheduler overhead. Which one wins depends on the arrival rate and "
+            f"the deadline each {one} must meet.")

@@ -52,7 +52,7 @@ from labkit.plans.serving import (
     routed_release,
     serving_plan,
 )
-from labkit.plans.workload import POLICIES, POLICY_LABELS
+from labkit.plans.workload import POLICIES, policy_label
 from labkit.tracks import Track
 from labkit.ui.controls import control_values
 
@@ -97,7 +97,7 @@ def candidate_row(tr: Track, name: str, g: GuardrailReport, rr: RoutedRelease,
 
 def plan_basis(plan: ServingPlan) -> str:
     """Which plan Part D's cards show (the student's, not the track's default)."""
-    return f"this plan, {POLICY_LABELS[plan.policy]}"
+    return f"this plan, {policy_label(plan.track_id, plan.policy)}"
 
 
 class PartD(Part):
@@ -169,8 +169,8 @@ class PartD(Part):
             c["kv_bits"] = lw.precision_control("KV-cache precision", int(start["kv_bits"]),
                                                 sorted({4, 8, 16, tr.kv_bits,
                                                         int(start["kv_bits"])}))
-        c["policy"] = lw.choice_control("Scheduler", [(POLICY_LABELS[p], p) for p in POLICIES],
-                                        start["policy"])
+        c["policy"] = lw.choice_control(
+            "Scheduler", [(policy_label(self.track, p), p) for p in POLICIES], start["policy"])
         if self.max_dev > 1:
             c["devices"] = lw.devices_control(int(start["devices_per_replica"]), self.max_dev,
                                               f"Devices per {tr.replica_noun}")

@@ -35,3 +35,15 @@ MEMO_ASK = (
     "axis and the lever you pulled, the parallelism you chose and the communication it costs"
 )
 """What the Lab 2 memo recommends, after "recommend the deployment for the track: "."""
+
+
+FOREIGN: tuple[str, ...] = (
+    r"\bwindows? in flight\b",
+    r"\bframes? in flight\b",
+    r"\bcameras?\b",
+    r"\bMFCC\b",
+    r"(?-i:[a-z]\(s\))",
+)
+"""Words of another deployment's story (regular expressions) that no screen, option or
+exercise of this scenario may show: its own nouns are the track's (tested over every
+rendered string)."""

@@ -39,3 +39,25 @@ MEMO_ASK = (
     "limit that caps the cameras per SoC, the layout you chose and what its hand-offs cost"
 )
 """What the Lab 2 memo recommends, after "recommend the deployment for the track: "."""
+
+
+FOREIGN: tuple[str, ...] = (
+    r"\btokens?\b",
+    r"\brequests?\b",
+    r"\breplicas?\b",
+    r"\busers?\b",
+    r"\bconversations?\b",
+    r"\bprompts?\b",
+    r"\bTPOT\b",
+    r"\bTTFT\b",
+    r"continuous batching",
+    r"\binferences?/s\b",
+    r"pad(ding)? to (the )?longest",
+    r"request-length",
+    r"\boutput loop\b",
+    r"(?-i:[a-z]\(s\))",
+    r"\bMFCC\b",
+)
+"""Words of another deployment's story (regular expressions) that no screen, option or
+exercise of this scenario may show: its own nouns are the track's (tested over every
+rendered string)."""
