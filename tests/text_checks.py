@@ -24,6 +24,17 @@ _IDS = sorted((set(TRACKS) | set(HARDWARE) | set(MODELS)) - _WORDS)
 _ID = re.compile(r"(?<![\w./-])(" + "|".join(re.escape(i) for i in _IDS) + r")(?![\w-])")
 
 
+_ENOTATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]?\d+\b")
+_WH = re.compile(r"(?<![\w/])(?:[kmµu]?Wh)\b")
+_JOULE = re.compile(r"(?<![\w/])(?:[kmµu]?J)\b(?!/)")
+
+
+def energy_units(text: str) -> set[str]:
+    """The energy unit families a text uses: 'Wh' (mWh, Wh, kWh), 'J' (µJ, mJ, J, kJ)."""
+    prose = plain(_CODE.sub(" ", text or ""))
+    return ({"Wh"} if _WH.search(prose) else set()) | ({"J"} if _JOULE.search(prose) else set())
+
+
 def plain(text: str) -> str:
     """The prose around the math: typeset formulas and tags removed, entities decoded."""
     return html.unescape(_TAG.sub(" ", _MATH.sub(" ", text or "")))
@@ -43,6 +54,10 @@ def problems(texts: Mapping[str, str]) -> list[str]:
             found.append(f"{where}: a rounded zero {m.group(0)!r}")
         if m := _ID.search(prose):
             found.append(f"{where}: internal id {m.group(0)!r}")
+        if m := _ENOTATION.search(prose):
+            found.append(f"{where}: e-notation {m.group(0)!r} in student text")
+        if len(energy_units(text)) > 1 and "math" not in where:   # a derivation converts
+            found.append(f"{where}: two energy units (Wh and J) in one text: {prose[:160]!r}")
     return found
 
 

@@ -42,9 +42,9 @@ BYTES = [
     (48_000, "48 kB"), (999_600, "1 MB"), (1_342_177_280, "1.34 GB"), (999.6e9, "1 TB"),
     (1.71e12, "1.71 TB"), (3.35e15, "3,350 TB"),
 ]
-ENERGY = [
-    (0.0, "0 µJ"), (5e-7, "0.5 µJ"), (706e-6, "706 µJ"), (999e-6, "999 µJ"), (1e-3, "1 mJ"),
-    (0.999, "999 mJ"), (1.0, "1 J"), (3.59, "3.59 J"), (3.6, "1 mWh"), (61.0, "16.9 mWh"),
+ENERGY = [   # one unit family, the budgets' (watt-hours): never mJ beside mWh
+    (0.0, "0 nWh"), (5e-7, "0.139 nWh"), (3.6e-6, "1 nWh"), (706e-6, "196 nWh"),
+    (3.6e-3, "1 µWh"), (1.0, "278 µWh"), (3.59, "997 µWh"), (3.6, "1 mWh"), (61.0, "16.9 mWh"),
     (3599.0, "1 Wh"), (3600.0, "1 Wh"), (3.5e6, "972 Wh"), (3.6e6, "1 kWh"),
 ]
 SI = [
@@ -140,7 +140,7 @@ def test_sig_is_a_parameter_of_every_quantity():
     assert fmt(1.2345678, sig=5) == "1.2346" and fmt(2.5e6, sig=4) == "2,500,000"
     assert fmt_time(0.0123456, sig=5) == "12.346 ms" and fmt_time(0.0123456, sig=2) == "12 ms"
     assert fmt_bytes(1.2346e9, sig=4) == "1.235 GB"
-    assert fmt_energy(0.0123456, sig=4) == "12.35 mJ"
+    assert fmt_energy(0.0123456, sig=4) == "3.429 µWh"
 
 
 # -- missing values: one rule ------------------------------------------------------------------
@@ -171,7 +171,7 @@ def test_missing_tokens_and_tex():
 
 TIME_UNITS = {"µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 BYTE_UNITS = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12}
-ENERGY_UNITS = {"µJ": 1e-6, "mJ": 1e-3, "J": 1.0, "mWh": 3.6, "Wh": 3600.0, "kWh": 3.6e6}
+ENERGY_UNITS = {"nWh": 3.6e-6, "µWh": 3.6e-3, "mWh": 3.6, "Wh": 3600.0, "kWh": 3.6e6}
 PREFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 NUMBER = re.compile(r"-?[\d,]*\.?\d+(?:e[+-]\d+)?")
 

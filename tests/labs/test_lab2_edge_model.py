@@ -25,7 +25,7 @@ import labkit.scenarios.handheld.plan.device as phone
 import labkit.scenarios.vehicle.plan.cameras as camera_plan
 import labkit.scenarios.wearable.plan.window as ring
 from labkit.core.answers import AnswerStore
-from labkit.core.format import fmt_energy, fmt_time
+from labkit.core.format import energy_scale, fmt, fmt_energy, fmt_time
 from labkit.labs.accelerators import Lab
 from labkit.labs.accelerators.edge_view import NO_LEVER
 from labkit.ui.controls import control_values
@@ -161,8 +161,10 @@ def test_ring_energy_per_window_is_shown_as_named_parts(lab):
     r = part.results
     assert r["energy_per_window_j"] == pytest.approx(e.energy_j)
     text = html.unescape(part.readout.value)
+    scale, unit = energy_scale(e.energy_j)   # the parts in their sum's unit
     for j in (e.front_end_j, e.model_j, e.energy_j):
-        assert fmt_energy(j) in text
+        assert f"{fmt(j / scale)} {unit}" in text
+    assert fmt_energy(e.energy_j) in text
     assert ring.FRONT_END_NAME in text
 
 

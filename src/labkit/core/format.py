@@ -67,8 +67,8 @@ _BYTES: tuple[_Step, ...] = (
     (1.0, "B", 1e3, 0), (1e3, "kB", 1e3, None), (1e6, "MB", 1e3, None),
     (1e9, "GB", 1e3, None), (1e12, "TB", math.inf, None))
 _ENERGY: tuple[_Step, ...] = (
-    (1e-6, "µJ", 1e3, None), (1e-3, "mJ", 1e3, None), (1.0, "J", 3.6, None),
-    (3.6, "mWh", 1e3, None), (3600.0, "Wh", 1e3, None), (3.6e6, "kWh", math.inf, None))
+    (3.6e-6, "nWh", 1e3, None), (3.6e-3, "µWh", 1e3, None), (3.6, "mWh", 1e3, None),
+    (3600.0, "Wh", 1e3, None), (3.6e6, "kWh", math.inf, None))
 _PREFIXES: tuple[_Step, ...] = (
     (1.0, "", 1e3, None), (1e3, "k", 1e3, None), (1e6, "M", 1e3, None),
     (1e9, "G", 1e3, None), (1e12, "T", 1e3, None), (1e15, "P", math.inf, None))
@@ -101,7 +101,9 @@ def _ladder(v: float, steps: Sequence[_Step], sig: int, unit: str = "") -> str:
     """``v`` in the first step of ``steps`` where its *rounded* value stays below the bound."""
     text = ""
     for size, name, bound, decimals in steps:  # the last step's bound is inf
-        scaled = v * round(1 / size) if size < 1 else v / size  # as exact as v * 1e3
+        inverse = 1 / size   # a decimal prefix multiplies (as exact as v * 1e3); 3.6e-3 divides
+        scaled = v * round(inverse) if size < 1 and abs(inverse - round(inverse)) < 1e-9 \
+            else v / size
         text = f"{_sig(scaled, sig) if decimals is None else f'{scaled:,.{decimals}f}'} {name}"
         if abs(float(text.split(" ")[0].replace(",", ""))) < bound:
             break
@@ -195,9 +197,20 @@ def fmt_bytes(n: float | None, *, sig: int = 3) -> str:
 
 
 def fmt_energy(j: float | None, *, sig: int = 3) -> str:
-    """Joules in µJ, mJ, J (below 3.6 J), then mWh, Wh and kWh (1 mWh = 3.6 J)."""
+    """Joules in one family a student reads beside every budget, watt-hours: nWh, µWh,
+    mWh, Wh, kWh (1 mWh = 3.6 J). One unit family per screen: a card never reads
+    "16.7 mWh vs 443 mJ", nor turns 456 mJ into 1.28 J and 3.44 mWh as a slider moves."""
     v = _finite(j)
     return NA if v is None else _ladder(v, _ENERGY, sig)
+
+
+def energy_scale(j: float) -> tuple[float, str]:
+    """(J per unit, unit) :func:`fmt_energy` prints ``j`` in: one unit for a sum and its
+    parts (5.57 mJ = ``(3.6e-3, "µWh")``)."""
+    for size, name, _bound, _decimals in reversed(_ENERGY):
+        if abs(j) >= size:
+            return size, name
+    return _ENERGY[0][0], _ENERGY[0][1]
 
 
 def byte_scale(n: float) -> tuple[float, str]:

@@ -41,6 +41,8 @@ from labkit.ui.charts import lin_top, log_domain
 
 LIMITS = ("oom", "device_slo", "cloud_ttft", "energy")
 
+MWH_J = 3.6  # J per mWh: the energy chart in the cards' unit family
+
 
 class PartCHandheld(Part):
     """On the phone or in the cloud: bytes of prompt and reply over the radio vs the energy
@@ -115,7 +117,7 @@ class PartCHandheld(Part):
                                        "radio data + connected"], legend=True)
         self.figures["energy"] = lw.figure(
             [self.m_e], ex, ey, x_label="where the request is answered",
-            y_label="phone energy per request (J)", title="Energy per request", legend=True,
+            y_label="phone energy per request (mWh)", title="Energy per request", legend=True,
             legend_location="top-right", height=280)
         lx, ly = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_l = ly
@@ -188,7 +190,7 @@ class PartCHandheld(Part):
         t = cl.transfer
         runs = 0.0 if dev.oom else 1.0  # nothing is quoted for a device that cannot run it
         e_bars = np.asarray([[runs * dev.energy_j, 0.0], [0.0, t.wake_j + t.tail_j],
-                             [0.0, t.data_j + t.active_j]])
+                             [0.0, t.data_j + t.active_j]]) / MWH_J   # mWh, as the cards
         l_bars = np.asarray([[runs * dev.ttft_s, cl.ttft_s], [runs * dev.total_s, cl.total_s]])
         lw.update_marks({
             self.m_e: {"y": e_bars}, self.s_e: {"max": lin_top(e_bars.sum(axis=0), pad=1.3)},

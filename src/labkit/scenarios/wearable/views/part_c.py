@@ -38,6 +38,7 @@ from labkit.ui.charts import lin_top, log_domain
 
 LIMITS = ("deadline", "energy", "link", "coverage")
 MS = 1e3  # the latency chart and math peek in ms
+UWH_J = 3.6e-3  # J per µWh: the energy chart in the unit the cards use
 
 
 class PartCWearable(Part):
@@ -116,7 +117,7 @@ class PartCWearable(Part):
                                        "BLE link idle"], legend=True)
         self.figures["energy"] = lw.figure(
             [self.m_e], ex, ey, x_label="where the pipeline is cut (◀ yours)",
-            y_label="ring energy per window (mJ)", title="Energy per window", legend=True,
+            y_label="ring energy per window (µWh)", title="Energy per window", legend=True,
             legend_location="top-right", height=280)
         lx, ly = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_l = ly
@@ -168,7 +169,7 @@ class PartCWearable(Part):
         split = str(s["split"])
         costs = self._priced(s)
         e_bars = np.asarray([[c.front_end_j, c.model_j, c.radio_j, c.idle_j]
-                             for c in costs.values()]).T * MS
+                             for c in costs.values()]).T / UWH_J
         lat = np.asarray([c.latency_s for c in costs.values()]) * MS
         names = [f"{k} ◀" if k == split else k for k in SPLITS]
         lw.update_marks({

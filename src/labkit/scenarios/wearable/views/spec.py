@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt, fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes
+from labkit.core.format import (
+    counted,
+    energy_scale,
+    fmt,
+    fmt_count,
+    fmt_energy,
+    fmt_pct,
+    fmt_time,
+    format_bytes,
+)
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
@@ -40,11 +49,8 @@ def energy_parts(e: WindowEnergy, *, link: bool = True) -> str:
 
 
 def energy_unit(total_j: float) -> tuple[float, str]:
-    """(J per unit, unit) fmt_energy would print ``total_j`` in: J, mJ or µJ."""
-    for scale, unit in ((1.0, "J"), (1e-3, "mJ")):
-        if total_j >= scale:
-            return scale, unit
-    return 1e-6, "µJ"
+    """(J per unit, unit) fmt_energy prints ``total_j`` in (:func:`energy_scale`)."""
+    return energy_scale(total_j)
 
 
 # -- Part B -----------------------------------------------------------------------------------
