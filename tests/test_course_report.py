@@ -378,7 +378,7 @@ def test_feedback_shows_no_hidden_test_and_no_expected_value(pages):
     assert len(lines) >= 8 and "0.6404494382022472" in numbers  # Part C's expected value
     for name, page in pages.items():
         text = page.all_text
-        assert 'expect_number("answer_A", answer_A, "A")' in text, name  # visible code shows
+        assert 'expect_number("answer_A", answer_A, "A",' in text, name  # visible code shows
         assert not [line for line in lines if line in text], name
         assert not [n for n in numbers if n in text], name
         assert "BEGIN HIDDEN TESTS" not in text, name

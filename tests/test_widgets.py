@@ -397,3 +397,16 @@ def test_toggle_buttons_are_as_wide_as_their_longest_label():
     assert controls.fitted_label(labels[1], "") == controls.fitted_label(labels[2], "") \
         == "two SoCs: split…"
     assert lw.precision_control("Weights", 16).style.button_width == lw.toggle_width(["16-bit"])
+
+
+def test_every_question_carries_its_keyboard_guard(tmp_path):
+    """Each prediction and checkpoint box holds one KeyGuard (the browser side keeps arrow
+    keys on the choice and focus in the box after Commit: tests/browser's keyboard test)."""
+    from labkit.core.answers import AnswerStore
+    from labkit.ui.keyguard import QUESTION_CLASS, KeyGuard
+
+    for kind in (lw.Prediction, lw.Checkpoint):
+        q = kind("lab1", "k", "Q?", [("a", "a"), ("b", "b")], AnswerStore(tmp_path / "a.json"))
+        assert QUESTION_CLASS in q.widget._dom_classes
+        assert sum(isinstance(c, KeyGuard) for c in q.widget.children) == 1
+        assert "data-lm-suppress-shortcuts" in KeyGuard._esm and QUESTION_CLASS in KeyGuard._esm

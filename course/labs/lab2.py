@@ -149,7 +149,8 @@ On the peak roofline one generated token at batch one costs weight fetch + compu
 Batching shares the weight fetch: at batch `B` the time per generated token is the step
 time / `B` = weight fetch / `B` + compute + KV read. Its floor is compute + KV read, but the
 batch cannot grow past **{fmt_count(top)} sequences**: the most of this context that fit the
-{t.replica_noun}'s memory beside the weights with a step inside the {fmt_time(t.slo_s)} TPOT budget.
+{t.replica_noun}'s memory beside the weights with a step inside the {fmt_time(t.slo_s)} TPOT budget
+on the peak roofline these numbers use (the achievable step at that batch is longer).
 **At that batch, how many times its floor is the time per generated token?** Store the
 ratio in `answer_A` (a real number, at least one).
 """
@@ -158,7 +159,7 @@ ratio in `answer_A` (a real number, at least one).
 WEIGHT_MS = {literal(w)}  # weight fetch: shared by the whole batch
 COMPUTE_MS = {literal(comp)}  # 2 FLOP per active weight: per sequence
 KV_MS = {literal(kv)}  # this sequence's KV cache: per sequence
-MAX_BATCH = {top}  # the most sequences that fit memory and the TPOT budget
+MAX_BATCH = {top}  # the most sequences that fit memory and the TPOT budget (peak roofline)
 """
         solution = ("answer_A = (WEIGHT_MS / MAX_BATCH + COMPUTE_MS + KV_MS) / "
                     "(COMPUTE_MS + KV_MS)")

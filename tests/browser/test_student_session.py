@@ -437,3 +437,46 @@ class TestMemoryWall:
 
 def test_every_memory_wall_recipe_names_a_released_notebook():
     assert set(MEMORY_WALL) <= {Path(p).parent.name for p in NOTEBOOKS}
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS[:1], ids=[Path(NOTEBOOKS[0]).parent.name],
+                         scope="class")
+class TestKeyboardOnly:
+    """One prediction committed and one slider moved with the keyboard alone, in a fresh
+    copy: arrow keys change the choice (not the notebook's active cell), Enter commits,
+    focus stays in the question, and an arrow key moves a slider."""
+
+    fresh_copy = True
+
+    def test_a_prediction_and_a_slider_by_keys(self, student: Student):
+        nb = student.nb
+        page = nb.page
+        active = "() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) " \
+                 ".jp-Cell')].findIndex(c => c.classList.contains('jp-mod-active'))"
+        pred = student.prediction(0)
+        radios = pred.get_by_role("radio")
+        expect(pred).to_have_attribute("data-lm-suppress-shortcuts", "true")
+        radios.nth(0).focus()
+        page.keyboard.press("Space")
+        expect(radios.nth(0)).to_be_checked()
+        before = page.evaluate(active)
+        page.keyboard.press("ArrowDown")
+        expect(radios.nth(1)).to_be_checked()
+        assert page.evaluate(active) == before, "ArrowDown moved the notebook's active cell"
+        button = pred.get_by_role("button", name="Commit prediction")
+        for _ in range(6):   # Tab leaves the radio group for the Commit button
+            page.keyboard.press("Tab")
+            if button.evaluate("b => b === document.activeElement"):
+                break
+        page.keyboard.press("Enter")
+        expect(pred.locator(".labkit-answer-status")).to_contain_text("committed:")
+        page.wait_for_function(
+            "el => el.contains(document.activeElement) || el === document.activeElement",
+            arg=pred.element_handle())
+        area = nb.explore(student.spec.parts[0].letter)
+        handle = area.locator(".widget-slider .noUi-handle").first
+        readout = area.locator(".widget-slider .widget-readout").first
+        start = readout.inner_text()
+        handle.focus()
+        page.keyboard.press("ArrowRight")
+        expect(readout).not_to_have_text(start)

@@ -222,11 +222,13 @@ def byte_scale(n: float) -> tuple[float, str]:
     return 1.0, "B"
 
 
-def tex_num(x: float | None) -> str:
+def tex_num(x: float | None, sig: int | None = None) -> str:
     """A number for LaTeX: 8.64e6 -> ``8.64\\times10^{6}``, 250000 -> ``250{,}000``.
 
     Exponent form (3 significant digits) from 10^6 and below 10^-3, :func:`fmt_num`'s
-    digits in between; ``\\infty`` for ±inf and ``\\text{n/a}`` for None or NaN.
+    digits in between; ``\\infty`` for ±inf and ``\\text{n/a}`` for None or NaN. ``sig``:
+    that many significant digits instead (a derivation's terms, precise enough to give
+    its printed result).
     """
     if x is None or math.isnan(x):
         return "\\text{n/a}"
@@ -237,9 +239,9 @@ def tex_num(x: float | None) -> str:
         return "0"
     a = abs(v)
     if a >= 1e6 or a < 1e-3:
-        mant, exp = f"{v:.2e}".split("e")
+        mant, exp = f"{v:.{(sig or 3) - 1}e}".split("e")
         return f"{float(mant):g}\\times10^{{{int(exp)}}}"
-    return fmt_num(v).replace(",", "{,}")
+    return (fmt_num(v) if sig is None else _sig(v, sig)).replace(",", "{,}")
 
 
 # -- the older names ---------------------------------------------------------------------------

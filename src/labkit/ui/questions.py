@@ -28,6 +28,7 @@ from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
 from labkit.core.keys import CHECKPOINT_RULE
 from labkit.ui.controls import DESC_STYLE
 from labkit.ui.html import TEXT, RevealGate, esc
+from labkit.ui.keyguard import QUESTION_CLASS, KeyGuard
 
 _WIDE = ipw.Layout(width="auto")
 
@@ -126,6 +127,7 @@ class Question:
         self.revise_button = ipw.Button(description="Revise", icon="pencil",
                                       layout=ipw.Layout(display="none"))
         self.status = ipw.HTML()
+        self.status.add_class("labkit-status")
         self.feedback_html = ipw.HTML()
         credit = esc(credit_text(points, self.graded_right))
         self.credit_html = ipw.HTML(f"<div class='labkit-credit' style='color:{_GREY};"
@@ -139,9 +141,10 @@ class Question:
                    f"{question}</div>"),
             self.choice,
             ipw.HBox([self.commit_button, self.revise_button]),
-            self.status, self.check_html, self.feedback_html, self.credit_html,
+            self.status, self.check_html, self.feedback_html, self.credit_html, KeyGuard(),
         ], layout=ipw.Layout(border="1px solid #d5d8dc", padding="6px 10px", margin="6px 0"))
         self.widget.add_class(f"labkit-{self.kind_label.lower()}")
+        self.widget.add_class(QUESTION_CLASS)
         existing = self.store.get(lab, key)
         if existing is not None:
             self._apply(existing, notify=False)

@@ -300,9 +300,9 @@ class PartA(Part):
         p = self._point(s)
         c_ev = r"c_{\text{event}}"
         n_day = r"N_{\text{day}}"
-        terms = (tex_num(tr.setup_cost), tex_num(p.event.total), f"{1 - p.saving:.2f}",
-                 tex_num(p.events_per_day))
-        t_tex = "\\infty" if p.daily_cost == 0 else tex_num(tr.setup_cost / p.daily_cost)
+        terms = (tex_num(tr.setup_cost, sig=4), tex_num(p.event.total, sig=4),
+                 f"{1 - p.saving:.2f}", tex_num(p.events_per_day, sig=4))   # they give t*
+        t_tex = "\\infty" if p.daily_cost == 0 else tex_num(tr.setup_cost / p.daily_cost, sig=3)
         self.math.update(
             "<p>Recurring cost grows linearly; the setup is paid once:</p>"
             f"$$C(t) = {c_ev}\\,(1-s)\\,{n_day}\\,t, \\qquad t^* = "
@@ -332,8 +332,10 @@ class PartA(Part):
                     f"\\left(t_{{\\text{{prefill}}}} + "
                     f"\\frac{{t_{{\\text{{decode}}}}}}{{B}}\\right) = {rate}\\left({times}"
                     f"\\right) = {tex_num(ev.total)}\\ \\text{{USD}}$$")
+        times = " + ".join(tex_num(c.busy_s, sig=4) for c in ev.parts)   # terms that give it
         return (f"$${c_ev} = \\frac{{d\\,P\\,\\sum_i t_i}}{{J_{{\\text{{{u}}}}}}} = "
-                f"\\frac{{{tr.devices_per_replica} \\times {tex_num(tr.power_w)}\\ \\text{{W}} "
+                f"\\frac{{{tr.devices_per_replica} \\times {tex_num(tr.power_w, sig=4)}\\ "
+                f"\\text{{W}} "
                 f"\\times ({times})\\ \\text{{s}}}}{{{tex_num(tr.joules_per_cost_unit)}\\ "
                 f"\\text{{J}}}} = {tex_num(ev.total)}\\ \\text{{{u}}}$$")
 

@@ -249,10 +249,12 @@ def slo_table(track_class: str, ttft_s: float, tpot_s: float | None) -> str:
         if name == track_class:
             cells = [f"<span style='{HIGHLIGHT}'>{x}</span>" for x in cells]
         rows.append(cells)
-    mine = "" if tpot_s is None else f" TPOT {fmt_time(tpot_s)},"
+    mine = "" if tpot_s is None else f" decode step {fmt_time(tpot_s)},"
     return ("<div><b>SLO targets</b> (paper §5.2; this track's class highlighted). "
-            f"Your layout:{mine} TTFT {fmt_time(ttft_s)}.</div>"
-            + html_table(["workload", "TTFT", "TPOT", "yours meets it"], rows))
+            f"Your layout:{mine} TTFT {fmt_time(ttft_s)} (the paper's classes judge the "
+            "decode step and the bare prefill; prefill stalls are the callouts' and Part "
+            "D's).</div>"
+            + html_table(["workload", "TTFT", "TPOT", "yours meets it (decode step)"], rows))
 
 
 # -- helpers of the part's charts, table and math peek --------------------------------------------

@@ -4,7 +4,15 @@ number is formatted from a computed field (:mod:`..plan.device`)."""
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes, tex_num
+from labkit.core.format import (
+    fmt,
+    fmt_count,
+    fmt_energy,
+    fmt_pct,
+    fmt_time,
+    format_bytes,
+    tex_num,
+)
 from labkit.core.units import J_PER_MWH
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.accelerators.edge_view import tex_count, tex_eq
@@ -162,11 +170,11 @@ def b_math(here: PhoneContext, shown: PhoneContext | None) -> str:
               f"(BW = {format_bytes(q.bandwidth_bytes_per_s)}/s, achievable). The slowest "
               f"gap, the last token's, is {fmt_time(q.last_step_s)}.</p>"
             + tex_eq("E_{\\text{day}} = n \\cdot E_{\\text{request}} / (\\text{J per mWh})",
-                     f"{tex_num(q.requests_per_day)} \\times {tex_num(q.energy_j)} / "
+                     f"{tex_num(q.requests_per_day)} \\times {fmt(q.energy_j, sig=4)} / "
                      f"{tex_num(J_PER_MWH)}",
                      q.daily_mwh, "mWh")
             + "<p>E<sub>request</sub> = P (t<sub>prefill</sub> + t<sub>decode</sub>) = "
-              f"{fmt_count(q.energy_j)} J ({fmt_energy(q.energy_j)}). Source: "
+              f"{fmt(q.energy_j, sig=4)} J ({fmt_energy(q.energy_j)}). Source: "
               "<code>labkit.scenarios.handheld.plan.device.phone_context</code> "
               "(achievable roofline).</p>")
 
