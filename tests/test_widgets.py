@@ -16,7 +16,7 @@ import pytest
 from labkit import ui as lw
 from labkit.core import format as core_format
 from labkit.core.answers import AnswerStore
-from labkit.ui import charts, controls, html, questions
+from labkit.ui import charts, controls, html, keyguard, questions
 
 UI_DIR = Path(lw.__file__).parent
 
@@ -318,6 +318,7 @@ def test_log_domain_and_lin_top_size_scales_from_data():
 # -- layout: one namespace over focused modules ---------------------------------------------
 
 HOMES = {
+    keyguard: ("KeyGuard",),
     html: ("esc", "PALETTE", "SERIES", "TEXT", "CALLOUT_KINDS", "Callout", "MathPeek",
            "RevealGate", "More"),
     questions: ("Question", "Prediction", "Checkpoint", "Options", "Check", "Refusal",

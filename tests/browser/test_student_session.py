@@ -480,3 +480,28 @@ class TestKeyboardOnly:
         handle.focus()
         page.keyboard.press("ArrowRight")
         expect(readout).not_to_have_text(start)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[Path(p).parent.name for p in NOTEBOOKS],
+                         scope="class")
+class TestAccessible:
+    """axe-core in the browser, on what labkit renders (every output area) after Run All and
+    one committed prediction per part: no serious or critical WCAG 2.1 A/AA violation."""
+
+    fresh_copy = True
+
+    def test_axe_finds_no_serious_violation(self, student: Student):
+        from axe_playwright_python.sync_playwright import Axe
+
+        student.commit_all()
+        for part in student.spec.parts:
+            student.nb.open_more(student.nb.explore(part.letter))
+        results = Axe().run(student.nb.page, context={"include": [[
+            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-OutputArea-output"]]},
+            options={"runOnly": {"type": "tag",
+                                 "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+                     "resultTypes": ["violations"]})
+        bad = [(v["id"], v["impact"], v["help"], [n["target"] for n in v["nodes"]][:3])
+               for v in results.response["violations"]
+               if v["impact"] in ("serious", "critical")]
+        assert not bad, "\n".join(map(str, bad))

@@ -241,7 +241,7 @@ class LabPart:
                                         check=self._self_check("checkpoint answer"))
         controls, charts = self._screen()
         body = ipw.VBox([controls, self.readout, *self.callouts.values(), charts,
-                         self.details])
+                         self.details, lw.KeyGuard(scope="controls")])
         body.add_class("labkit-explore-body")
         content: ipw.Widget = body
         if lab.gate_explore:

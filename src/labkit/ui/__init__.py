@@ -67,6 +67,7 @@ from labkit.ui.html import (
     RevealGate,
     esc,
 )
+from labkit.ui.keyguard import KeyGuard
 from labkit.ui.questions import (
     Check,
     Checkpoint,
@@ -90,6 +91,7 @@ __all__ = [
     "ChartHeader",
     "Check",
     "Checkpoint",
+    "KeyGuard",
     "MathPeek",
     "More",
     "Options",

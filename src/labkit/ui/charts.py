@@ -415,7 +415,7 @@ def framed(fig: bq.Figure) -> ipw.Widget:
     box = getattr(fig, "labkit_frame", None)
     if box is None:
         box = ipw.VBox([header, fig], layout=ipw.Layout(width="100%", max_width="100%",
-                                                        flex="1 1 0%"))
+                                                        flex="1 1 0%", overflow="hidden"))
         box.add_class("labkit-chart")
         fig.labkit_frame = box
     return box

@@ -15,9 +15,12 @@ hidden and focus fell to ``<body>``: the guard moves it to the question's box (`
 from __future__ import annotations
 
 import anywidget
+import traitlets
 
 QUESTION_CLASS = "labkit-question"
 """The class of the box a guard protects (a :class:`~labkit.ui.questions.Question`)."""
+EXPLORE_CLASS = "labkit-explore-body"
+"""The class of a part's controls and charts, whose sliders a ``controls`` guard names."""
 
 _ESM = """
 function guard(el) {
@@ -59,17 +62,45 @@ function guard(el) {
   box.addEventListener("click", (e) => { if (e.target.closest("button")) keep(); });
   return true;
 }
-function render({ el }) {
+function name(slider) {
+  // a slider's accessible name is its label, its value the readout a student reads (not
+  // the log exponent or the option index noUiSlider announces)
+  const label = slider.querySelector(".widget-label");
+  const readout = slider.querySelector(".widget-readout");
+  const handle = slider.querySelector(".noUi-handle");
+  if (!handle) return;
+  if (label && label.innerText.trim()) handle.setAttribute("aria-label", label.innerText.trim());
+  if (readout && readout.innerText.trim()) {
+    handle.setAttribute("aria-valuetext", readout.innerText.trim());
+  }
+}
+function controls(el) {
+  const body = el.closest(".__BODY__");
+  if (!body || body.dataset.labkitNamed) return !!body;
+  body.dataset.labkitNamed = "1";
+  const all = () => body.querySelectorAll(".widget-slider").forEach(name);
+  all();
+  new MutationObserver(all).observe(body, { attributes: true, childList: true,
+                                             subtree: true, characterData: true,
+                                             attributeFilter: ["aria-valuenow"] });
+  return true;
+}
+function render({ model, el }) {
   el.style.display = "none";
+  const job = model.get("scope") === "controls" ? controls : guard;
   let tries = 0;
-  const again = () => { if (!guard(el) && ++tries < 50) setTimeout(again, 100); };
+  const again = () => { if (!job(el) && ++tries < 50) setTimeout(again, 100); };
   again();
 }
 export default { render };
-""".replace("__CLASS__", QUESTION_CLASS)
+""".replace("__CLASS__", QUESTION_CLASS).replace("__BODY__", EXPLORE_CLASS)
 
 
 class KeyGuard(anywidget.AnyWidget):
-    """The invisible guard a question box holds (see the module docstring)."""
+    """The invisible guard a question box holds (see the module docstring); with ``scope``
+    ``"controls"``, the one a part's explore body holds: each slider's handle gets its
+    label as accessible name and its readout as value text (axe-core's
+    aria-input-field-name), kept current as the slider moves."""
 
     _esm = _ESM
+    scope = traitlets.Unicode("question").tag(sync=True)
