@@ -42,6 +42,7 @@ from labkit.plans.design import (
     scenario,
 )
 from labkit.plans.serving import track_capacity
+from labkit.plans.workload import front_end_s
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track, get_track
@@ -179,12 +180,16 @@ expect_close("answer_A", answer_A, (_r.weight_s / {top} + _r.compute_s + _r.kv_s
         cnn = cnn_inference_time(hw, m, t.weight_bits, 1, mode="peak")
         flops_per_s = cnn.flops / cnn.compute_s
         one, many = unit_noun(t)
+        fe = front_end_s(t)
+        front = f" and each {one}'s front end ({fmt_time(fe)})" if fe > 0 else ""
         statement = f"""
 One {one} is one pass of the model: it reads the weights and the live activations and does
 a fixed amount of arithmetic. On the peak roofline (Part A's default) its time is the larger
 of the two, because compute and memory traffic overlap. {many.capitalize()} arrive at
-{fmt_num(t.demand_rate_per_s)} per second. **What fraction of the time is the device busy,
-processing them one at a time?** Store a number between zero and one in `answer_A`.
+{fmt_num(t.demand_rate_per_s)} per second. **What fraction of the time is the device busy
+with the model, processing them one at a time on the peak roofline?** Store a number between
+zero and one in `answer_A`. (The model alone: Lab 1's busy share and Part D's add the
+achievable rate{front}.)
 """
         data = f"""
 # Part A numbers for this track (read-only)

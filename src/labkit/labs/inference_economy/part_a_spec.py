@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_num, fmt_time
+from labkit.core.units import SECONDS_PER_HOUR
 from labkit.labs.common import CheckSpec, Spec, html_table
 from labkit.labs.inference_economy.base import (
     DAYS_BUCKET_MAX,
@@ -76,7 +77,10 @@ def chart_x_label() -> str:
 def daily_note(tr: Track, p: CrossoverPoint) -> str:
     """The basis of Part A's daily figure, said on the card."""
     noun = event_noun(tr)
-    head = f"{fmt_num(p.events_per_day)} {noun}s/day, {p.event.basis}"
+    hours = float(tr.active_hours_per_day)
+    rate = p.events_per_day / (hours * SECONDS_PER_HOUR)   # the demand the day runs at
+    head = (f"{fmt_num(p.events_per_day)} {noun}s/day ({fmt_num(rate)}/s over "
+            f"{fmt_num(hours)} active hours), {p.event.basis}")
     if tr.cost_unit == "USD":
         return (f"{head}; basis: {p.daily_basis} (device-time used, no whole replicas); "
                 "the crossover uses it. Part D's plan is provisioned")
@@ -123,7 +127,8 @@ def floor_text(tr: Track, f: PrecisionFloor) -> tuple[str, str]:
             f"are unpacked to it), and one pass is {pass_regime(f)} "
             f"({fmt_time(f.compute_s)} of arithmetic at the achievable rate — "
             f"{lw.esc(b.derating_text)}; {fmt_time(b.peak_compute_s)} at its peak — vs "
-            f"{fmt_time(f.memory_s)} of memory traffic, plus {fmt_time(f.overhead_s)} of "
+            f"{fmt_time(f.memory_s)} of memory traffic at the achievable bandwidth, plus "
+            f"{fmt_time(f.overhead_s)} of "
             f"fixed overhead: {fmt_time(f.pass_s)}), so fewer weight bytes save no time and "
             "no energy. The lines do not move.")
 
