@@ -104,3 +104,19 @@ def test_part_b_cost_card_names_its_busy_basis_and_lab1s_figure(make_lab):
     lab1 = fmt_num(serving_plan("cloud_fleet", with_baseline=False).daily_cost)
     assert f"provisions {lab1} USD" in card, (card, lab1)
     assert lab1 in _text(d.details.value) + _text(d.readout.value)   # Lab 1 shows it
+
+
+@pytest.mark.parametrize("track", LM)
+def test_a_one_user_device_is_never_offered_a_batch(make_lab, track):
+    """A track serving one user at a time (batch size 1: the phone) gets no batch lever in
+    Part A's regime rows or hints at any setting, and its serving-batch line says 2B* is a
+    server's batch; a batching track keeps the paper's advice."""
+    a = make_lab("lab2", track).part("A")
+    one = get_track(track).batch_size == 1
+    for b in [v for _, v in a.controls["batch"].options][::4]:
+        a.controls["batch"].value = b
+        text = _shown(a)
+        assert ("a larger batch" in text or "B near 2B*" in text or "a smaller batch" in text
+                ) is False or not one, (b, text)
+    a.controls["batch"].value = 1
+    assert ("this device serves one user" in _shown(a)) == one

@@ -257,6 +257,7 @@ class DecodeView:
     doubled_used_bytes: float = 0.0
     doubled_comm_step_s: float = 0.0
     most_fit: int | None = None
+    batching: bool = True
 
     @property
     def doubled_batch(self) -> int:  # the batch doubling would reach, sequences
@@ -369,7 +370,8 @@ class DecodeLevers:
 
 
 def _levers(batch: int, fits_larger: bool, serving_fits: bool, lower_kv: bool,
-            stalled: bool, oom: bool, axes: Sequence[str]) -> DecodeLevers:
+            stalled: bool, oom: bool, axes: Sequence[str], batching: bool = True
+            ) -> DecodeLevers:
     """Levers by row, the paper's §5.2 advice kept only where this track can act on it:
     controls on screen whose move is possible here, and later parts' options (``axes``:
     the track's design keys) the track has."""
@@ -377,9 +379,10 @@ def _levers(batch: int, fits_larger: bool, serving_fits: bool, lower_kv: bool,
     dp = ("more replicas (DP, Part C)",) if "dp" in axes else ()
     ctx = ("a shorter context (Context, Part D)",) if "context_tokens" in axes else ()
     kv = ("a lower KV-cache precision (KV-cache precision)",) if lower_kv else ()
-    up = ("a larger batch (Batch)",) if fits_larger and not stalled else ()
-    near = ("B near 2B* (Batch)",) if serving_fits else ()
-    down = ("a smaller batch (Batch)",) if batch > 1 and (stalled or oom) else ()
+    # a device serving one user at a time has no batch to grow: not a lever there
+    up = ("a larger batch (Batch)",) if batching and fits_larger and not stalled else ()
+    near = ("B near 2B* (Batch)",) if batching and serving_fits else ()
+    down = ("a smaller batch (Batch)",) if batching and batch > 1 and (stalled or oom) else ()
     return DecodeLevers(weights=up, serve=near + dp, long=kv + up + down + cp + ctx,
                         extreme=kv + down + cp + ctx)
 
@@ -487,12 +490,14 @@ def _one_sequence(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
 def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
                 weight_bits: int, kv_bits: int, tp: int, mode: str, paper: bool = False,
                 batch_options: Sequence[int] = (1,), kv_options: Sequence[int] = (),
-                axes: Sequence[str] = (), reserve_fraction: float = 0.0) -> DecodeView:
+                axes: Sequence[str] = (), reserve_fraction: float = 0.0,
+                batching: bool = True) -> DecodeView:
     """Every number Part A shows at one point (see :class:`DecodeView`). ``paper``: the
     paper's single PE (memory not modelled: it holds no batch of the model);
     ``batch_options`` / ``kv_options``: the controls' values; ``axes``: the track's
     design keys (which later-part levers a regime row may name); ``reserve_fraction``:
-    the memory the serving software keeps back (the track's, as Lab 1 counts it)."""
+    the memory the serving software keeps back (the track's, as Lab 1 counts it);
+    ``batching``: the deployment can batch users (False: one user, so no batch lever)."""
     b, ctx, wb, kb = int(batch), int(context_tokens), int(weight_bits), int(kv_bits)
     here = {md: decode_roofline(hw, model, b, ctx, wb, kb, tp=tp, mode=md) for md in MODES}
     bal = balance(hw, model, wb, kb, mode)
@@ -516,7 +521,7 @@ def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
     serving = _serving(hw, model, ctx, wb, kb, tp, mode, big, paper,
                        float(pt.compute_s) + float(pt.kv_s), res)
     levers = _levers(b, fits_larger, serving.fits[1], any(k < kb for k in kv_options),
-                     saving < STALL, oom, axes)
+                     saving < STALL, oom, axes, batching)
     one = _one_sequence(hw, model, ctx, wb, kb, tp, mode)
     terms = _step_terms(pt)
     return DecodeView(
@@ -526,7 +531,7 @@ def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
         derating_contributions(hw, model, b, ctx, wb, kb, tp),
         _equations(hw, model, mode, wb, kb, bal, terms, one, shares, ctx, doubled),
         block, float(mem2.used_bytes), float(two.comm_step_s),
-        _most_fit(hw, model, ctx, wb, kb, tp, paper, res))
+        _most_fit(hw, model, ctx, wb, kb, tp, paper, res), batching)
 
 
 def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:

@@ -189,7 +189,8 @@ class PartALM(Part):
                            kv_bits=kb, tp=tp, mode=mode, paper=paper,
                            batch_options=self.batch_options, axes=self.axes,
                            kv_options=[v for _, v in self.controls["kv_bits"].options],
-                           reserve_fraction=self.track.memory_reserve_fraction)
+                           reserve_fraction=self.track.memory_reserve_fraction,
+                           batching=self.track.batch_size > 1)
 
     @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
     def _view(self, s: Settings) -> DecodeView:

@@ -31,6 +31,11 @@ def serving_html(v: DecodeView, tpot_slo_s: float | None) -> str:
     fit memory at this context (else at the largest batch that does, said so), and, for
     a track with a TPOT SLO, whether its step meets it."""
     sp = v.serving
+    if not v.batching:
+        return (f"<p><b>Serving batch:</b> the paper's 2B* = {fmt(sp.serving_batch, sig=4)} "
+                "sequences is a server's batch; this device serves one user, so its decode "
+                "runs at B = 1. The batch slider shows what batching buys a server, not a "
+                "lever this device has.</p>")
     t, steps, fits = sp.per_token_s, sp.step_s, sp.fits
     head = (f"<p><b>Serving batch (paper: B ≈ 2B*, {lw.esc(sp.mode)} roofline):</b> 2B* = "
             f"{fmt(sp.serving_batch, sig=4)} sequences. ")
