@@ -72,8 +72,6 @@ class PartALM(Part):
     """
 
     shows = (("b_star", "b_star"), ("l_star", "l_star"))
-
-
     letter = "A"
 
     def _setup(self) -> None:
@@ -87,6 +85,7 @@ class PartALM(Part):
         self.batch_options = sorted(set(BATCH_OPTIONS) | {self.b0})
         self._setup_controls()
         self.axes = DESIGN_KEYS[scenario(tr)]
+        self._serves = {"batching": tr.batch_size > 1}   # one user: no batch lever
         b_max = max(self.batch_options)
         self.bgrid = np.geomspace(1, b_max, 61)
         self.cgrids = {"track": np.geomspace(256, m.max_context, 61),
@@ -189,8 +188,7 @@ class PartALM(Part):
                            kv_bits=kb, tp=tp, mode=mode, paper=paper,
                            batch_options=self.batch_options, axes=self.axes,
                            kv_options=[v for _, v in self.controls["kv_bits"].options],
-                           reserve_fraction=self.track.memory_reserve_fraction,
-                           batching=self.track.batch_size > 1)
+                           reserve_fraction=self.track.memory_reserve_fraction, **self._serves)
 
     @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
     def _view(self, s: Settings) -> DecodeView:

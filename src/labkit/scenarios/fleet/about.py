@@ -4,6 +4,8 @@ memo's topics. (A rented fleet of accelerators serving many live conversations.)
 
 from __future__ import annotations
 
+from labkit.core.vocabulary import BRACKET_PLURAL
+
 LAB2_OBJECTIVES = (
     "Place decode on the roofline: B*, L*, the knee, and why real systems sit above the peak "
     "roofline.",
@@ -42,7 +44,7 @@ FOREIGN: tuple[str, ...] = (
     r"\bframes? in flight\b",
     r"\bcameras?\b",
     r"\bMFCC\b",
-    r"(?-i:[a-z]\(s\))",
+    BRACKET_PLURAL,
 )
 """Words of another deployment's story (regular expressions) that no screen, option or
 exercise of this scenario may show: its own nouns are the track's (tested over every

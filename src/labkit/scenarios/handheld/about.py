@@ -4,6 +4,8 @@ memo's topics. (One phone serving its user's conversations on the device.)"""
 
 from __future__ import annotations
 
+from labkit.core.vocabulary import BRACKET_PLURAL
+
 LAB2_OBJECTIVES = (
     "Place on-device decode on the roofline: B*, L* and why a phone is memory-bound.",
     "Find what fits beside the OS and which limit a longer conversation hits first: memory, TPOT, "
@@ -39,7 +41,7 @@ FOREIGN: tuple[str, ...] = (
     r"\bwindows? in flight\b",
     r"\bcameras?\b",
     r"\bMFCC\b",
-    r"(?-i:[a-z]\(s\))",
+    BRACKET_PLURAL,
 )
 """Words of another deployment's story (regular expressions) that no screen, option or
 exercise of this scenario may show: its own nouns are the track's (tested over every

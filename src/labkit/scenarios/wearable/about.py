@@ -4,6 +4,8 @@ memo's topics. (A ring that listens in audio windows on a microcontroller.)"""
 
 from __future__ import annotations
 
+from labkit.core.vocabulary import BRACKET_PLURAL, TOKEN_STREAM
+
 LAB2_OBJECTIVES = (
     "Place the model on the classic roofline: compute-bound at a tiny FLOP/s.",
     "Fit weights in flash and windows in SRAM; trade duty cycle for battery life.",
@@ -46,23 +48,7 @@ MEMO_ASK = (
 """What the Lab 2 memo recommends, after "recommend the deployment for the track: "."""
 
 
-FOREIGN: tuple[str, ...] = (
-    r"\btokens?\b",
-    r"\brequests?\b",
-    r"\breplicas?\b",
-    r"\busers?\b",
-    r"\bconversations?\b",
-    r"\bprompts?\b",
-    r"\bTPOT\b",
-    r"\bTTFT\b",
-    r"continuous batching",
-    r"\binferences?/s\b",
-    r"pad(ding)? to (the )?longest",
-    r"request-length",
-    r"\boutput loop\b",
-    r"(?-i:[a-z]\(s\))",
-    r"\bcameras?\b",
-)
+FOREIGN: tuple[str, ...] = (*TOKEN_STREAM, BRACKET_PLURAL, r"\bcameras?\b")
 """Words of another deployment's story (regular expressions) that no screen, option or
 exercise of this scenario may show: its own nouns are the track's (tested over every
 rendered string)."""
