@@ -27,6 +27,7 @@ from __future__ import annotations
 import base64
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
 import bqplot as bq
@@ -149,6 +150,31 @@ def verdict_mark(predicted: object, actual: object) -> str:
             else f"<span style='color:{lw.TEXT['amber']};font-weight:700'>✖ differs</span>")
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What a part asks the student to decide, judged at one setting of its controls.
+
+    ``task``: the constraint the part teaches, in the track's words and with its limit
+    (from model fields: "keep the inference energy within 8 mWh a day"); ``passed``: whether
+    the plan at these settings meets it; ``standing``: where the plan stands, in words
+    ("134 mWh a day"). At a track's defaults a part's plan fails its task and one control
+    on screen, moved alone, passes it (``tests/labs/test_decisions.py``).
+    """
+
+    task: str
+    passed: bool
+    standing: str = ""
+
+    def html(self) -> str:
+        """The decision line above the part's controls."""
+        mark = pass_mark(self.passed)
+        where = f" ({lw.esc(self.standing)})" if self.standing else ""
+        todo = ("" if self.passed else
+                " Move a control below until it passes.")
+        return (f"<div class='labkit-decision' style='margin:4px 0 8px 0'><b>Your task:</b> "
+                f"{lw.esc(self.task)}: {mark} at these settings{where}.{todo}</div>")
+
+
 def md_entry(q: lw.Question, e: AnswerEntry | None) -> str:
     """One committed answer as Markdown text (first answer, then any revision)."""
     if e is None:
@@ -165,6 +191,36 @@ def download_link(text: str, filename: str, mime: str, label: str) -> str:
     return (f"<a download='{lw.esc(filename)}' href='data:{mime};charset=utf-8;base64,{b64}' "
             f"target='_blank' class='labkit-download' style='color:#1f6fb2;"
             f"text-decoration:underline;font-weight:600'>{lw.esc(label)}</a>")
+
+
+def screen(controls: Mapping[str, ipw.ValueWidget], shown: Sequence[str],
+           figure_rows: Sequence[ipw.Widget]) -> tuple[ipw.Widget, ipw.Widget]:
+    """(controls, charts) boxes: the ``shown`` controls open and the rest in a collapsed
+    :class:`~labkit.ui.More`; figure rows open while their charts fit :data:`OPEN_CHARTS`
+    (a row stays whole), the rest in a second "More"."""
+    rest = [n for n in controls if n not in shown]
+    boxes: list[ipw.Widget] = [controls[n] for n in shown]
+    if rest:
+        boxes.append(lw.More("controls", [str(controls[n].description) for n in rest],
+                             [controls[n] for n in rest]))
+    rows: list[ipw.Widget] = []
+    more: list[ipw.Widget] = []
+    names: list[str] = []
+    count = 0
+    for row in figure_rows:
+        figs = lw.figures_in(row)
+        if more or (rows and count + len(figs) > OPEN_CHARTS):
+            more.append(lw.frame_figures(row))
+            names += [lw.figure_name(f) for f in figs]
+        else:
+            rows.append(lw.frame_figures(row))
+            count += len(figs)
+    if more:
+        rows.append(lw.More("charts", names, more))
+    box, charts = ipw.VBox(boxes), ipw.VBox(rows)
+    box.add_class("labkit-controls")
+    charts.add_class("labkit-charts")
+    return box, charts
 
 
 class LabPart:
@@ -215,6 +271,7 @@ class LabPart:
         self.last_steps: tuple[str, ...] = ()
         self.readout = ipw.HTML()
         self.readout.add_class("labkit-readout")
+        self.decision_line = ipw.HTML()
         self.details = ipw.HTML()
         self._reveal_html = ipw.HTML(value="")
         self._reveal_html.add_class("labkit-reveal")
@@ -240,8 +297,9 @@ class LabPart:
                                         points=CHECKPOINT_POINTS,
                                         check=self._self_check("checkpoint answer"))
         controls, charts = self._screen()
-        body = ipw.VBox([controls, self.readout, *self.callouts.values(), charts,
-                         self.details, lw.KeyGuard(scope="controls")])
+        body = ipw.VBox([self.decision_line, controls, self.readout,
+                         *self.callouts.values(), charts, self.details,
+                         lw.KeyGuard(scope="controls")])
         body.add_class("labkit-explore-body")
         content: ipw.Widget = body
         if lab.gate_explore:
@@ -265,33 +323,8 @@ class LabPart:
 
     def _screen(self) -> tuple[ipw.Widget, ipw.Widget]:
         """(controls, charts): at most :data:`OPEN_CONTROLS` controls and
-        :data:`OPEN_CHARTS` charts open, the rest in a collapsed :class:`~labkit.ui.More`
-        (a figure row stays whole: rows open while their charts fit the count)."""
-        shown = self.open_controls()
-        rest = [n for n in self.controls if n not in shown]
-        controls: list[ipw.Widget] = [self.controls[n] for n in shown]
-        if rest:
-            controls.append(lw.More("controls",
-                                    [str(self.controls[n].description) for n in rest],
-                                    [self.controls[n] for n in rest]))
-        rows: list[ipw.Widget] = []
-        more: list[ipw.Widget] = []
-        names: list[str] = []
-        count = 0
-        for row in self._figure_rows():
-            figs = lw.figures_in(row)
-            if more or (rows and count + len(figs) > OPEN_CHARTS):
-                more.append(lw.frame_figures(row))
-                names += [lw.figure_name(f) for f in figs]
-            else:
-                rows.append(lw.frame_figures(row))
-                count += len(figs)
-        if more:
-            rows.append(lw.More("charts", names, more))
-        box, charts = ipw.VBox(controls), ipw.VBox(rows)
-        box.add_class("labkit-controls")
-        charts.add_class("labkit-charts")
-        return box, charts
+        :data:`OPEN_CHARTS` charts open, the rest in a collapsed :class:`~labkit.ui.More`."""
+        return screen(self.controls, self.open_controls(), self._figure_rows())
 
     # -- hooks -----------------------------------------------------------------------------
     def _init_context(self) -> None:
@@ -318,6 +351,10 @@ class LabPart:
 
     def _state_extra(self) -> dict[str, object]:
         return {}
+
+    def _decision(self, s: Settings) -> Decision | None:
+        """The part's task judged at settings ``s`` (None: the part states none)."""
+        return None
 
     def _figure_rows(self) -> list[ipw.Widget]:
         return list(self.figures.values())
@@ -358,6 +395,11 @@ class LabPart:
 
     def settings(self) -> dict[str, object]:
         return {name: plain(ctl.value) for name, ctl in self.controls.items()}
+
+    def decision(self, s: Settings | None = None) -> Decision | None:
+        """The part's task judged at settings ``s`` (default: the controls' values); a pure
+        function of the settings, so a sweep can try a move without touching a control."""
+        return self._decision(self.settings() if s is None else s)
 
     def update(self) -> None:
         """Recompute everything from the current control values and redraw: every refresh
@@ -427,6 +469,10 @@ class LabPart:
                 getattr(self, step)(s)
                 ran.append(step)
         self.last_steps = tuple(ran)
+        d = self._decision(s)
+        line = "" if d is None else d.html()
+        if line != self.decision_line.value:
+            self.decision_line.value = line
         self._render_reveal()
 
     def _computed_key(self, name: str, s: Settings) -> tuple[object, ...]:

@@ -9,11 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from labkit.core.format import fmt_count, fmt_pct, tex_num
-from labkit.labs.common import LabPart, Settings
+from labkit.labs.common import Decision, LabPart, Settings
 from labkit.plans.moves import single_moves
 from labkit.ui.controls import control_values
 
 NO_LEVER = "no single control here fixes it"
+
+
+def limits_decision(task: str, fails: Mapping[str, bool], words: Mapping[str, str]) -> Decision:
+    """A part whose task is every limit of ``fails`` (name -> failing) at once: passed when
+    none fails; ``words`` names each limit as the student reads it."""
+    failing = [words.get(k, k) for k, bad in fails.items() if bad]
+    return Decision(task, not failing,
+                    "fails: " + ", ".join(failing) if failing else "every limit holds")
 
 
 def value_label(part: LabPart, name: str, value: object) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 
 from labkit import ui as lw
 from labkit.core.format import counted, fmt, fmt_amount, fmt_count
+from labkit.labs.accelerators import decisions
 from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.part_d_controls import candidates, design_control
 from labkit.labs.accelerators.part_d_spec import (
@@ -68,6 +69,7 @@ class PartD(Part):
     primary = ("weight_bits", "tp", "dp")
 
     letter = "D"
+    _decision = decisions.part_d
 
     def _setup(self) -> None:
         tr = self.track

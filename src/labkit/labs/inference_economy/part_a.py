@@ -16,6 +16,7 @@ from labkit.core.format import fmt_num, fmt_time, format_bytes, tex_num
 from labkit.core.grids import PRECISIONS
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_a_spec as spec
 from labkit.labs.inference_economy.base import (
     DAYS_BUCKET_MAX,
@@ -52,12 +53,8 @@ class PartA(Part):
     time); the readout, callouts and math peek read every control.
     """
 
-    shows = (
-        ("cost_per_event", "cost_per_event"),
-        ("cost_per_day_busy", "daily_cost"),
-        ("ttft", "prefill_s"),
-        ("tpot", "tpot_s"),
-    )
+    shows = (("cost_per_event", "cost_per_event"), ("cost_per_day_busy", "daily_cost"),
+             ("ttft", "prefill_s"), ("tpot", "tpot_s"))
 
     def shown(self) -> Mapping[str, Quantity]:
         """A CNN's input pass is not a time to first token: only a model's is shown as one."""
@@ -65,8 +62,8 @@ class PartA(Part):
         return out if self.track.is_transformer else {
             k: q for k, q in out.items() if k not in ("ttft", "tpot")}
 
-
     letter = "A"
+    _decision = decisions.part_a
 
     def _setup(self) -> None:
         tr = self.track

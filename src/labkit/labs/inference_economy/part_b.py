@@ -14,6 +14,7 @@ from labkit import ui as lw
 from labkit.core.format import counted, format_bytes
 from labkit.core.grids import PRECISIONS, context_options
 from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_b_spec as spec
 from labkit.labs.inference_economy.base import (
     MAX_WINDOWS,
@@ -45,6 +46,7 @@ class PartB(Part):
 
 
     letter = "B"
+    _decision = decisions.part_b
 
     def _setup(self) -> None:
         tr = self.track

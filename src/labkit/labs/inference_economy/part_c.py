@@ -24,6 +24,7 @@ from labkit.labs.common import (
     metric_cards,
     pass_mark,
 )
+from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_c_spec as spec
 from labkit.labs.inference_economy.base import SLO_RATIO_MAX, Part, event_noun
 from labkit.labs.inference_economy.hints import change_text, find_fixes, hint_text
@@ -56,6 +57,8 @@ class PartC(Part):
     """
 
     letter = "C"
+    _decision = decisions.part_c
+    primary = ("policy", "cv", "batch")
 
     def _setup(self) -> None:
         tr = self.track
@@ -86,6 +89,9 @@ class PartC(Part):
         if self.is_lm:
             c["cv"] = lw.float_control("Output-length spread (CV)", self.cv0, 0.0, 2.5, 0.1)
         if self.max_b > 1:
+            c["policy"] = lw.choice_control(
+                "Your batching policy", [(policy_label(tr, p), p) for p in POLICIES],
+                decisions.NAIVE_POLICY)
             c["batch"] = lw.int_control("Batch size / slots", self.slots0, 1, self.max_b)
         c["rate"] = lw.log_control(f"Arrivals per {tr.replica_noun} ({event_noun(tr)}s/s)",
                                    self.rate0, self.rate0 / 10,
@@ -240,11 +246,11 @@ class PartC(Part):
              f"batch {b}" + (f", CV {fmt_num(cv)}" if self.is_lm else ""),
              lw.PALETTE["orange"]),
         ]))
-        self._show_table(cmp)
+        self._show_table(cmp, s.get("policy"))
 
-    def _show_table(self, cmp: PolicyComparison) -> None:
+    def _show_table(self, cmp: PolicyComparison, mine: object) -> None:
         pad = self.is_lm  # only variable-length outputs are padded
-        rows = [[("★ " if p == cmp.winner else "") + p,
+        rows = [[("★ " if p == cmp.winner else "") + p + (" (yours)" if p == mine else ""),
                  fmt_num(r.capacity_tokens_per_s), fmt_num(delivered_per_s(r)),
                  spec.load_text(r), spec.tail_text(r, r.slo_value_s),
                  fmt_num(r.slo_ratio) if r.stable else "unbounded",

@@ -27,6 +27,7 @@ from labkit.labs.common import (
     metric_cards,
     pass_mark,
 )
+from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_d_spec as spec
 from labkit.labs.inference_economy.base import (
     Part,
@@ -127,6 +128,7 @@ class PartD(Part):
 
 
     letter = "D"
+    _decision = decisions.part_d
 
     def _setup(self) -> None:
         tr = self.track

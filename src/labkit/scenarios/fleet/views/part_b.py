@@ -12,7 +12,17 @@ import labkit.scenarios.fleet.views.part_b_spec as spec
 from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_num, fmt_time
 from labkit.labs.accelerators.base import Part
-from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.accelerators.edge_view import limits_decision
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Decision,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
+)
 from labkit.scenarios.fleet.plan.capacity import (
     REPLICA_SIZES,
     FleetSizing,
@@ -140,6 +150,12 @@ class PartBFleet(Part):
     def _fleet(self, s: Settings) -> FleetSizing:
         """The sized fleet at the current settings."""
         return self._of(s)
+
+    def _decision(self, s: Settings) -> Decision:
+        f = self._of(s)
+        return limits_decision(spec.task(self.track),
+                               {"fit": not f.feasible, "budget": f.feasible and f.over_budget},
+                               spec.LIMIT_WORDS)
 
     def moves(self, s: Settings, check: str) -> tuple[Move, ...]:
         """Recovery moves for failing ``check`` ('infeasible' or 'budget'): one control on

@@ -315,3 +315,13 @@ def takeaway(f: FleetSizing) -> str:
             f"({basis(f)}; decode only {fmt_count(f.decode_only_devices)}); of the paper's "
             f"three axes the {AXIS_LABELS.get(bind, 'n/a')} one binds the decode-only "
             f"fleet, so its first lever is {PLAYBOOK[bind][1]}.")
+
+
+LIMIT_WORDS = {"fit": "no replica serves it", "budget": "daily budget"}
+"""Part B's two checks as the decision line names them."""
+
+
+def task(tr: Track) -> str:
+    """Part B's task: a fleet that serves every live conversation inside the budget."""
+    return (f"size a fleet that serves every live conversation within its TPOT budget and "
+            f"the {tr.budget_text} a day budget")

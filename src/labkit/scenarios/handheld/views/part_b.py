@@ -13,10 +13,11 @@ from labkit import ui as lw
 from labkit.core.format import fmt_count
 from labkit.core.units import J_PER_MWH
 from labkit.labs.accelerators.base import Part
-from labkit.labs.accelerators.edge_view import lever_text, levers_for
+from labkit.labs.accelerators.edge_view import lever_text, levers_for, limits_decision
 from labkit.labs.common import (
     ALL,
     CheckSpec,
+    Decision,
     Settings,
     Spec,
     computed,
@@ -193,6 +194,10 @@ class PartBHandheld(Part):
     def _here(self, s: Settings) -> PhoneContext:
         """Memory, speed and energy at your conversation length."""
         return _context(self.track, s)
+
+    def _decision(self, s: Settings) -> Decision:
+        return limits_decision(spec.b_task(self.track), _checks(self.track, s, self.ctx_options),
+                               spec.LIMIT_WORDS)
 
     @computed("weight_bits", "kv_bits", "requests")
     def _first(self, s: Settings) -> PhoneWalls:

@@ -258,3 +258,13 @@ def c_takeaway(dev: PhoneDevice, cloud: Handoff, link: Link, cross: float | None
             f"{fmt_energy(cloud.energy_j)} over {link.name}; "
             + ("no crossover in range" if cross is None else
                f"they cross at about {fmt_count(cross)} reply tokens") + ".")
+
+
+LIMIT_WORDS = {"memory": "memory", "tpot": "TPOT", "ttft": "TTFT", "energy": "battery budget"}
+"""Each limit of Part B as the decision line names it."""
+
+
+def b_task(tr: Track) -> str:
+    """Part B's task: the conversation within every limit of the phone."""
+    return (f"serve this conversation within the app's memory, a mean TPOT of "
+            f"{fmt_time(tr.slo_s)}, the first-token limit and the {tr.budget_text} a day budget")

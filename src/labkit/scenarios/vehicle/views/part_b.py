@@ -13,10 +13,17 @@ import labkit.scenarios.vehicle.views.spec as spec
 from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_pct, tex_num
 from labkit.labs.accelerators.base import Part, precision_floor_note
-from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_count, tex_eq
+from labkit.labs.accelerators.edge_view import (
+    lever_text,
+    levers_for,
+    limits_decision,
+    tex_count,
+    tex_eq,
+)
 from labkit.labs.common import (
     ALL,
     CheckSpec,
+    Decision,
     Settings,
     Spec,
     computed,
@@ -132,6 +139,9 @@ class PartBVehicle(Part):
 
     def _check(self, s: Settings) -> dict[str, bool]:
         return {k: v > LIMIT for k, v in _point(self.track, s).ratios.items()}
+
+    def _decision(self, s: Settings) -> Decision:
+        return limits_decision(spec.b_task(self.track), self._check(s), spec.LIMIT_WORDS)
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)

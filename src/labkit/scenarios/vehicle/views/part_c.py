@@ -12,10 +12,17 @@ import labkit.scenarios.vehicle.views.spec as spec
 from labkit import ui as lw
 from labkit.core.format import counted, fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.labs.accelerators.base import Part
-from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_count, tex_eq
+from labkit.labs.accelerators.edge_view import (
+    lever_text,
+    levers_for,
+    limits_decision,
+    tex_count,
+    tex_eq,
+)
 from labkit.labs.common import (
     ALL,
     CheckSpec,
+    Decision,
     Settings,
     Spec,
     computed,
@@ -164,6 +171,11 @@ class PartCVehicle(Part):
         p = layout_loads(self.track, self.wb, int(s["cameras"]),
                          float(s["fps"]))[str(s["layout"])]
         return _fails(self.track, p)
+
+    def _decision(self, s: Settings) -> Decision:
+        """The layout whose last simultaneous frame finishes soonest, every limit held."""
+        fails = {**self._check(s), "slowest": str(s["layout"]) != self._lowest(s)}
+        return limits_decision(spec.c_task(self.track), fails, spec.LIMIT_WORDS)
 
     def _lowest(self, s: Settings) -> str:
         loads = self._loads(s)

@@ -212,3 +212,23 @@ def c_takeaway(label: str, p: CameraPoint, best_label: str) -> str:
             f"fps has {worst_text(p)} and moves "
             f"{format_bytes(cl.link_bytes_per_s)}/s between SoCs; the lowest-latency layout "
             f"there is {best_label}.")
+
+
+LIMIT_WORDS = {"deadline": "deadline", "throughput": "SoC load cap", "memory": "memory",
+               "energy": "energy budget", "link": "inter-SoC link",
+               "slowest": "another layout finishes the last frame sooner"}
+"""Each limit of Parts B and C as the decision line names it."""
+
+
+def b_task(tr: Track) -> str:
+    """Part B's task: the cameras on one SoC within every limit."""
+    return (f"carry the cameras on one SoC with every frame done within {fmt_time(tr.slo_s)}, "
+            f"inside its load cap, memory and the {tr.budget_text} a day budget")
+
+
+def c_task(tr: Track) -> str:
+    """Part C's task: the layout that finishes the last simultaneous frame soonest, within
+    every limit."""
+    return (f"lay the work out so the last of the simultaneous frames is done soonest, "
+            f"within {fmt_time(tr.slo_s)}, the load cap, the link and the {tr.budget_text} "
+            "a day budget")

@@ -14,10 +14,11 @@ from labkit.core.format import counted, fmt_count, fmt_pct, fmt_time, format_byt
 from labkit.core.grids import PRECISIONS
 from labkit.core.units import J_PER_MWH
 from labkit.labs.accelerators.base import Part, precision_floor_note
-from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_eq
+from labkit.labs.accelerators.edge_view import lever_text, levers_for, limits_decision, tex_eq
 from labkit.labs.common import (
     ALL,
     CheckSpec,
+    Decision,
     Settings,
     Spec,
     computed,
@@ -139,6 +140,10 @@ class PartBWearable(Part):
     @computed(ALL)
     def _ev(self, s: Settings) -> RingDesign:
         return _design(self.track, s)
+
+    def _decision(self, s: Settings) -> Decision:
+        return limits_decision(spec.b_task(self.track), _design(self.track, s).fails,
+                               spec.LIMIT_WORDS)
 
     @staticmethod
     def _fit(d: RingDesign) -> np.ndarray:

@@ -13,10 +13,17 @@ from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_energy, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.core.units import J_PER_MWH
 from labkit.labs.accelerators.base import Part
-from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_count, tex_eq
+from labkit.labs.accelerators.edge_view import (
+    lever_text,
+    levers_for,
+    limits_decision,
+    tex_count,
+    tex_eq,
+)
 from labkit.labs.common import (
     ALL,
     CheckSpec,
+    Decision,
     Settings,
     Spec,
     computed,
@@ -161,6 +168,13 @@ class PartCWearable(Part):
         return {"deadline": mine.latency_s > tr.slo_s, "energy": daily > tr.daily_budget,
                 "link": mine.link_utilisation > tr.max_utilisation,
                 "coverage": float(s["duty"]) < self.floor - 1e-9}
+
+    def _decision(self, s: Settings) -> Decision:
+        """The cut with the least ring energy per window that decides in time."""
+        best = ring_best_cut(self.track, self._priced(s))
+        fails = {"deadline": self._check(s)["deadline"],
+                 "costlier": best is not None and str(s["split"]) != best}
+        return limits_decision(spec.c_task(self.track), fails, spec.LIMIT_WORDS)
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)

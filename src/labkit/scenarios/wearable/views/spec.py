@@ -195,3 +195,21 @@ def c_takeaway(split_label: str, interval_s: float, cost: SplitCost, daily_mwh: 
             f"{fmt_energy(cost.radio_j + cost.idle_j)}) and {fmt_time(cost.latency_s)} to "
             f"decide ({fmt_count(daily_mwh)} mWh/day); the cheapest cut that meets the "
             f"deadline there is {str(best or 'none').replace('_', ' ')}.")
+
+
+LIMIT_WORDS = {"flash": "flash", "sram": "SRAM", "energy": "energy budget",
+               "coverage": "coverage floor", "deadline": "deadline", "link": "BLE link",
+               "costlier": "another cut spends less ring energy per window"}
+"""Each limit of Parts B and C as the decision line names it."""
+
+
+def b_task(tr: Track) -> str:
+    """Part B's task: every limit of the ring at once."""
+    return (f"keep the spotter within flash, SRAM and the {tr.budget_text} a day budget while "
+            "listening to enough windows")
+
+
+def c_task(tr: Track) -> str:
+    """Part C's task: the cut that spends the least ring energy and still decides in time."""
+    return (f"cut the pipeline where the ring spends the least energy per window while each "
+            f"window is still decided within {fmt_time(tr.slo_s)}")
