@@ -24,7 +24,8 @@ REL = 5e-3   # agreement: what three significant figures on screen cannot tell a
 
 
 def _visible(part) -> str:
-    raw = " ".join([part.readout.value, part.details.value, part.math.body,
+    raw = " ".join([part.decision_line.value, part.readout.value, part.details.value,
+                    part.math.body,
                     *(c.value for c in part.callouts.values() if c.active)]
                    + [f.title or "" for f in part.figures.values()])
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", raw))

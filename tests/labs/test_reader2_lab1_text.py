@@ -104,6 +104,8 @@ def test_one_memory_unit_convention_on_screen(lab, track):
     hw = get_hardware(tr.hardware_id)
     usable = format_bytes(hw.usable_memory_bytes)
     b = lab(track).part("B")
+    for name, ctl in b.controls.items():   # the track's plan (the controls start at a
+        ctl.value = b._defaults()[name]    # candidate under review)
     card = ("usable memory " + format_bytes(hw.usable_memory_bytes * tr.devices_per_replica
                                             * (1 - tr.memory_reserve_fraction)))
     assert card in _text(b.readout.value)

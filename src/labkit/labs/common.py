@@ -157,22 +157,27 @@ class Decision:
     ``task``: the constraint the part teaches, in the track's words and with its limit
     (from model fields: "keep the inference energy within 8 mWh a day"); ``passed``: whether
     the plan at these settings meets it; ``standing``: where the plan stands, in words
-    ("134 mWh a day"). At a track's defaults a part's plan fails its task and one control
-    on screen, moved alone, passes it (``tests/labs/test_decisions.py``).
+    ("134 mWh a day"); ``start``: a sentence saying where the controls start when that is
+    a candidate under review rather than the track's plan. At a track's defaults a part's
+    plan fails its task and one control on screen, moved alone, passes it
+    (``tests/labs/test_decisions.py``).
     """
 
     task: str
     passed: bool
     standing: str = ""
+    start: str = ""
 
     def html(self) -> str:
-        """The decision line above the part's controls."""
+        """The decision line above the part's controls (``start``: where the controls
+        start, when that is not the track's plan)."""
         mark = pass_mark(self.passed)
         where = f" ({lw.esc(self.standing)})" if self.standing else ""
         todo = ("" if self.passed else
                 " Move a control below until it passes.")
+        start = f" {lw.esc(self.start)}" if self.start else ""
         return (f"<div class='labkit-decision' style='margin:4px 0 8px 0'><b>Your task:</b> "
-                f"{lw.esc(self.task)}: {mark} at these settings{where}.{todo}</div>")
+                f"{lw.esc(self.task)}: {mark} at these settings{where}.{todo}{start}</div>")
 
 
 def md_entry(q: lw.Question, e: AnswerEntry | None) -> str:

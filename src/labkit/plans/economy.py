@@ -18,7 +18,7 @@ from labkit.core.format import counted, fmt_amount, fmt_num, fmt_time
 from labkit.core.units import DAYS_PER_YEAR, SECONDS_PER_HOUR
 from labkit.physics.batching import POLICIES
 from labkit.physics.derating import device_class_of
-from labkit.physics.economy import Crossover, cost_crossover
+from labkit.physics.economy import Crossover, cost_crossover, crossover_day
 from labkit.physics.memory import resident_weight_bytes
 from labkit.physics.phases import RequestPhases, cnn_compute_precision, cnn_inference_time
 from labkit.plans.serving import (
@@ -154,6 +154,10 @@ class CrossoverPoint:
     ``crossover_days``: setup / daily cost, None beyond the horizon. ``tpot_s``: mean time
     per output token after the first, (e2e - TTFT) / (L - 1), s (None for a CNN).
     ``weight_bytes``: resident weights, bytes. ``budget_ratio``: daily cost / budget.
+    ``payback_days``: days until the saving repays a second setup spent on the optimisation,
+    setup / (cost per event x saving x events per day) (None without a saving);
+    ``repay_saving``: the saving (fraction) whose payback is the horizon, setup /
+    (cost per event x events per day x horizon) -- above 1 no saving repays it.
     """
 
     demand_rate_per_s: float
@@ -173,6 +177,8 @@ class CrossoverPoint:
     crossover: Crossover
     crossover_days: float | None
     annual_savings: float
+    payback_days: float | None
+    repay_saving: float
     phases: RequestPhases
     tpot_s: float | None
     weight_bytes: float
@@ -215,7 +221,12 @@ def crossover_point(track: str | Track, *, demand_rate_per_s: object = None,
         daily_budget=tr.daily_budget, budget_ratio=daily / tr.daily_budget,
         over_budget=daily > tr.daily_budget, setup_cost=tr.setup_cost,
         horizon_days=tr.horizon_days, crossover=cx, crossover_days=t,
-        annual_savings=float(cx.annual_savings), phases=ph, tpot_s=tpot,
+        annual_savings=float(cx.annual_savings),
+        payback_days=(crossover_day(tr.setup_cost, ev.total * float(saving) * per_day)
+                      if saving > 0 else None),
+        repay_saving=(tr.setup_cost / (ev.total * per_day * tr.horizon_days)
+                      if ev.total * per_day > 0 else float("inf")),
+        phases=ph, tpot_s=tpot,
         weight_bytes=resident_weight_bytes(get_model(tr.model_id), bits))
 
 

@@ -22,6 +22,7 @@ FEW_MAX, MODEST_MAX = 4, 32
 MAX_WINDOWS = 16           # sensor windows a CNN session may hold in Part B
 OFF_SCALE = 3.0            # guardrail ratio shown for "not evaluable" / beyond the chart
 SLO_RATIO_MAX = 4.0
+NAIVE_BITS = 16            # the model as released: the naive candidate's weights and KV
 
 
 # -- buckets --------------------------------------------------------------------------------

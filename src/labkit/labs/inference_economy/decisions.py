@@ -11,7 +11,13 @@ from typing import Any
 
 from labkit.core.format import counted, fmt_num, fmt_time
 from labkit.labs.common import Decision, Settings
-from labkit.labs.inference_economy.base import cost_noun, fmt_cost, guardrail_label
+from labkit.labs.inference_economy.base import (
+    NAIVE_BITS,
+    cost_noun,
+    fmt_cost,
+    fmt_days,
+    guardrail_label,
+)
 from labkit.plans.economy import busy_daily_cost
 from labkit.plans.serving import GUARDRAILS
 from labkit.plans.workload import policy_label
@@ -20,14 +26,63 @@ NAIVE_POLICY = "static"
 """Part C's policy control starts here: fill a batch, then run it (pad to the longest)."""
 
 
+def payback_task(part: Any) -> bool:
+    """Whether Part A's task is the payback of an optimisation (else the daily budget): the
+    default plan is within its budget and some saving the slider offers repays a second
+    setup within the horizon (a predicate over the defaults' model fields)."""
+    d = part.default
+    top = float(part.controls["saving_pct"].max) / 100.0
+    return not d.over_budget and d.repay_saving <= top
+
+
 def part_a(part: Any, s: Settings) -> Decision:
-    """Keep the busy-basis daily bill within the daily budget."""
+    """Over budget at the defaults: keep the busy-basis daily bill within the budget.
+    Otherwise: spend a second setup on an optimisation only if its saving repays it within
+    the horizon (the crossover, read as a decision)."""
     tr = part.track
+    u = tr.cost_unit
+    if payback_task(part):
+        p = part.point(s)
+        days = p.payback_days
+        standing = ("with no saving it never repays" if days is None else
+                    f"at a {p.saving:.0%} saving it repays in {fmt_days(days)}")
+        return Decision(f"an optimisation that costs a second setup "
+                        f"({fmt_cost(tr.setup_cost, u)}) must repay it through its saving "
+                        f"within {tr.horizon_days} days", days is not None
+                        and days <= tr.horizon_days, standing)
     daily = busy_daily_cost(tr, part.event(s).total, float(str(s["demand"])),
                             float(str(s["saving_pct"])) / 100.0)
     return Decision(f"keep the {cost_noun(tr)} within the daily budget of "
-                    f"{fmt_cost(tr.daily_budget, tr.cost_unit)}",
-                    daily <= tr.daily_budget, f"{fmt_cost(daily, tr.cost_unit)} a day")
+                    f"{fmt_cost(tr.daily_budget, u)}",
+                    daily <= tr.daily_budget, f"{fmt_cost(daily, u)} a day")
+
+
+def b_start(part: Any) -> dict[str, object]:
+    """Where Part B's controls start: the model as released (:data:`NAIVE_BITS` weights
+    and KV) on the fewest devices that hold its weights and one state, where that plan fails
+    the task; else the track's plan."""
+    d0 = part._defaults()
+    naive = {**d0, "weight_bits": NAIVE_BITS}
+    if "kv_bits" in d0:
+        naive["kv_bits"] = NAIVE_BITS
+    if "devices" in part.controls:
+        fits = [n for n in range(1, part.max_dev + 1)
+                if not part._capacity({**naive, "devices": n}).oom]
+        naive["devices"] = fits[0] if fits else part.max_dev
+    return naive if part.failed(naive) else d0
+
+
+def b_start_note(part: Any) -> str:
+    """The sentence naming Part B's starting candidate ("" when it is the track's plan)."""
+    if part.start == part._defaults():
+        return ""
+    tr = part.track
+    kv = " and KV cache" if "kv_bits" in part.start else ""
+    where = (f" on the fewest devices that hold them ({part.start['devices']} per "
+             f"{tr.replica_noun}, where the plan has {tr.devices_per_replica})"
+             if "devices" in part.controls else "")
+    return (f"The controls start at the model as released ({NAIVE_BITS}-bit weights{kv})"
+            f"{where}.")
 
 
 def part_b(part: Any, s: Settings) -> Decision:
@@ -35,10 +90,11 @@ def part_b(part: Any, s: Settings) -> Decision:
     tr = part.track
     cap = part._capacity(s)
     slots = counted(part.slots, tr.state_noun, tr.state_nouns)
-    standing = ("the weights alone do not fit" if cap.oom else
+    standing = ("the weights and one of them do not fit" if cap.oom else
                 f"{counted(cap.max_sessions, tr.state_noun, tr.state_nouns)} fit")
-    return Decision(f"hold the weights and the {slots} the scheduler keeps in flight",
-                    not part.failed(s), standing)
+    task = (f"hold the weights and one {tr.state_noun}" if part.slots == 1 else
+            f"hold the weights and {slots}, the batch the scheduler keeps")
+    return Decision(task, not part.failed(s), standing, b_start_note(part))
 
 
 def part_c(part: Any, s: Settings) -> Decision:

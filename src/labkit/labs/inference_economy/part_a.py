@@ -309,7 +309,8 @@ class PartA(Part):
             f"<p>Cost of one {event_noun(tr)} ({p.event.basis}), the sum of its parts:</p>"
             f"{self._cost_tex(p.event)}"
             f"<p>Annual saving of s = {p.saving:.0%}: "
-            f"{fmt_cost(p.annual_savings, tr.cost_unit)}. Source: "
+            f"{fmt_cost(p.annual_savings, tr.cost_unit)}.</p>{spec.payback_tex(tr, p)}"
+            "<p>Source: "
             "<code>labkit.plans.economy.crossover_point</code>, "
             "<code>labkit.plans.economy.event_cost</code>.</p>")
 

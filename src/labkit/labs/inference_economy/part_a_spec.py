@@ -5,7 +5,7 @@ the computation uses) through the :mod:`labkit.core.format` formatters."""
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_num, fmt_time
+from labkit.core.format import fmt_count, fmt_num, fmt_time, tex_num
 from labkit.core.units import SECONDS_PER_HOUR
 from labkit.labs.common import CheckSpec, Spec, html_table
 from labkit.labs.inference_economy.base import (
@@ -175,3 +175,16 @@ def front_end_note(tr: Track) -> str:
     return ("" if fe <= 0 else
             f" (and the {front_end_label(tr)} runs {fmt_time(fe)} before both, on the same "
             "device)")
+
+
+def payback_tex(tr: Track, p: CrossoverPoint) -> str:
+    """The payback of a second setup spent on the optimisation, from its printed terms."""
+    if p.payback_days is None:
+        return ("<p>With no saving, a second setup spent on an optimisation never repays; "
+                f"a saving of {fmt_num(100 * p.repay_saving)}% repays it in "
+                f"{tr.horizon_days} days.</p>")
+    c_ev, n_day = r"c_{\text{event}}", r"N_{\text{day}}"
+    return (f"$$t_{{\\text{{pay}}}} = \\frac{{C_{{\\text{{setup}}}}}}{{{c_ev}\\,s\\,{n_day}}} = "
+            f"\\frac{{{tex_num(tr.setup_cost, sig=4)}}}{{{tex_num(p.event.total, sig=4)} "
+            f"\\times {p.saving:.2f} \\times {tex_num(p.events_per_day, sig=4)}}} = "
+            f"{tex_num(p.payback_days, sig=3)}\\ \\text{{days}}$$")

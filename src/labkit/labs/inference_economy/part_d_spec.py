@@ -8,12 +8,11 @@ from collections.abc import Mapping
 from labkit import ui as lw
 from labkit.core.format import counted, fmt_num, fmt_time, tex_num
 from labkit.labs.common import CheckSpec, Spec
-from labkit.labs.inference_economy.base import event_noun, guardrail_label
+from labkit.labs.inference_economy.base import NAIVE_BITS, event_noun, guardrail_label
 from labkit.plans.serving import GUARDRAILS, RoutedRelease, ServingPlan
 from labkit.plans.workload import PolicyResult
 from labkit.tracks import Track
 
-NAIVE_BITS = 16         # the naive candidate ships the model as released
 TIER_BITS = 4           # the routed tier: the same model at the lowest weight precision
 LIMIT_RATIO = 1.0       # value / limit above this fails
 
