@@ -642,7 +642,10 @@ def test_design_check_shape_and_part_check(make_lab, track):
     assert out["feasible"] == (not out["failed"])
     part = make_lab(track).part("D")
     assert part.check({}) == chk == make_lab(track).check({})
-    assert part.results == {**out, "expected": part.expected}
+    # the part's results are its check at the settings its controls start at
+    assert part.results == {**design_check(track, part.start).as_dict(),
+                            "expected": part.expected}
+    assert part.start == out["config"] or not design_check(track, part.start).feasible
     assert out["config"] == chk.config and out["failed"] == list(chk.failed)
 
 

@@ -10,10 +10,13 @@ the widgets say it (:mod:`labkit.labs.common`) and the course's ``*-predict-done
 
 from labkit.core.keys import PARTS
 
-__all__ = ["CHECKPOINT_POINTS", "PARTS", "PREDICTION_POINTS"]
+__all__ = ["AS_RELEASED_BITS", "CHECKPOINT_POINTS", "PARTS", "PREDICTION_POINTS"]
 
 PREDICTION_POINTS = 1
 """Points of a committed prediction (right or wrong): completion credit."""
 CHECKPOINT_POINTS = 1
 """Points of a checkpoint: its first committed answer right (or committed, by the course's
 ``checkpoint_credit``)."""
+AS_RELEASED_BITS = 16
+"""Weight (and KV) precision of a model as released: where a part's controls start when the
+track's plan passes its task and the released model fails it (a candidate under review)."""

@@ -8,6 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 from labkit.labs.common import Decision, Settings
+from labkit.labs.parts import AS_RELEASED_BITS
+from labkit.plans.design import design_check
+
+
+def d_start(track: Any, d0: dict[str, object]) -> dict[str, object]:
+    """Where Part D's controls start: the scenario's defaults, or -- where those already
+    meet every constraint -- the same design with the weights as released
+    (:data:`AS_RELEASED_BITS`), if that fails one (a candidate under review)."""
+    if "weight_bits" not in d0 or not design_check(track, d0).feasible:
+        return dict(d0)
+    released = {**d0, "weight_bits": AS_RELEASED_BITS}
+    return released if not design_check(track, released).feasible else dict(d0)
 
 
 def part_d(part: Any, s: Settings) -> Decision:
@@ -16,4 +28,7 @@ def part_d(part: Any, s: Settings) -> Decision:
     names = ", ".join(n.replace("_", " ") for n in chk.constraints)
     standing = ("every constraint passes" if chk.feasible else
                 "fails: " + ", ".join(n.replace("_", " ") for n in chk.failed))
-    return Decision(f"a design that meets every constraint ({names})", chk.feasible, standing)
+    start = ("" if part.start == part.defaults else
+             f"The controls start at the model as released ({AS_RELEASED_BITS}-bit weights).")
+    return Decision(f"a design that meets every constraint ({names})", chk.feasible, standing,
+                    start)

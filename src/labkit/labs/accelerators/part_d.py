@@ -73,7 +73,8 @@ class PartD(Part):
 
     def _setup(self) -> None:
         tr = self.track
-        d0 = design_defaults(tr)
+        self.defaults = design_defaults(tr)
+        self.start = d0 = decisions.d_start(tr, self.defaults)
         self.levers: dict[str, tuple[str, object] | None] = {}  # failing -> (key, value)
         self.reference = reference_design(tr)
         self.design = scenario_for(tr)

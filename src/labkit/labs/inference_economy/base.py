@@ -6,6 +6,7 @@ import math
 
 from labkit.core.format import fmt, fmt_num
 from labkit.labs.common import LabPart
+from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.labs.inference_economy.info import LAB_ID, PART_MINUTES, PART_TITLES
 from labkit.plans.serving import (
     GUARDRAILS,
@@ -22,7 +23,7 @@ FEW_MAX, MODEST_MAX = 4, 32
 MAX_WINDOWS = 16           # sensor windows a CNN session may hold in Part B
 OFF_SCALE = 3.0            # guardrail ratio shown for "not evaluable" / beyond the chart
 SLO_RATIO_MAX = 4.0
-NAIVE_BITS = 16            # the model as released: the naive candidate's weights and KV
+NAIVE_BITS = AS_RELEASED_BITS   # the naive candidate's weights and KV: as released
 
 
 # -- buckets --------------------------------------------------------------------------------
