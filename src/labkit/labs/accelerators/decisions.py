@@ -9,10 +9,10 @@ from typing import Any
 
 from labkit.labs.common import Decision, Settings
 from labkit.labs.parts import AS_RELEASED_BITS
-from labkit.plans.design import design_check
+from labkit.plans.design import Config, design_check
 
 
-def d_start(track: Any, d0: dict[str, object]) -> dict[str, object]:
+def d_start(track: Any, d0: Config) -> Config:
     """Where Part D's controls start: the scenario's defaults, or -- where those already
     meet every constraint -- the same design with the weights as released
     (:data:`AS_RELEASED_BITS`), if that fails one (a candidate under review)."""
@@ -24,7 +24,8 @@ def d_start(track: Any, d0: dict[str, object]) -> dict[str, object]:
 
 def part_d(part: Any, s: Settings) -> Decision:
     """Every constraint of the design check at once."""
-    chk = part.check(s)
+    last = getattr(part, "last_check", None)   # this move's refresh has checked it already
+    chk = last[1] if last is not None and last[0] == dict(s) else part.check(s)
     names = ", ".join(n.replace("_", " ") for n in chk.constraints)
     standing = ("every constraint passes" if chk.feasible else
                 "fails: " + ", ".join(n.replace("_", " ") for n in chk.failed))

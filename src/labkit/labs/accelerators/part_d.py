@@ -209,6 +209,7 @@ class PartD(Part):
 
     def _refresh(self, s: Mapping[str, object]) -> None:
         chk = self.check(s)
+        self.last_check = (dict(s), chk)   # the decision line reads it: one check per move
         self._update_charts(chk)
         self.results = chk.as_dict()
         self.results["expected"] = self._expected

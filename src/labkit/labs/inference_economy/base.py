@@ -6,8 +6,8 @@ import math
 
 from labkit.core.format import fmt, fmt_num
 from labkit.labs.common import LabPart
-from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.labs.inference_economy.info import LAB_ID, PART_MINUTES, PART_TITLES
+from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.plans.serving import (
     GUARDRAILS,
 )
