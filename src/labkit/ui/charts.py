@@ -5,28 +5,35 @@
   :func:`lin_top` to size them from data.
 * marks -- lines, bars, scatter, vertical / horizontal marker lines
   (:func:`vline_mark`, :func:`set_vline`, ...).
-* :func:`update_marks` -- change several marks' data in one ``hold_sync()`` block each,
-  skipping values that did not move.
 * :class:`ChartHeader` / :func:`framed` / :func:`frame_figures` -- a figure's title and
   legend as HTML above the plot: never over the data, never under bqplot's toolbar, and
   wrapped instead of clipped when long.
 * :func:`log_ticks` / :func:`tick_labels` -- a log axis ticks at 1-2-5, 1-3 or whole decades
   (at most :data:`MAX_LOG_TICKS`) with labels that differ, kept in step with its scale.
+* :mod:`labkit.ui.chart_fit` fits each figure's text to its size (:class:`ChartFit`,
+  :class:`BarValueLabels`); :mod:`labkit.ui.sync` holds :func:`update_marks`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import bqplot as bq
 import ipywidgets as ipw
 import numpy as np
 
 from labkit.core.format import d3_format
+from labkit.ui.chart_fit import (
+    AXIS_NOTE,
+    CONTENT_PX,
+    FIG_MARGIN,
+    BarValueLabels,
+    ChartFit,
+    plain_g,
+)
 from labkit.ui.html import PALETTE, SERIES, esc
+from labkit.ui.sync import update_marks
 
 
 def make_scale(kind: str = "linear", lo: float | None = None, hi: float | None = None,
@@ -51,8 +58,6 @@ def set_domain(scale: bq.Scale, lo: float, hi: float) -> None:
             scale.min, scale.max = lo, hi
 
 
-FIG_MARGIN = {"top": 16, "bottom": 50, "left": 72, "right": 20}
-"""Plot margins (px): no title or legend inside the SVG, so the top needs little room."""
 
 
 def figure(marks: Sequence[bq.Mark], x_scale: bq.Scale, y_scale: bq.Scale, *, x_label: str,
@@ -67,7 +72,8 @@ def figure(marks: Sequence[bq.Mark], x_scale: bq.Scale, y_scale: bq.Scale, *, x_
     ``legend=True`` (``legend=False`` here: none), aligned as ``legend_location`` says
     (``*-left``, ``top`` / ``bottom``, ``*-right``). A log axis gets :func:`log_ticks` that
     follow its scale, labelled with its tick format when that tells them apart (else
-    :data:`LOG_TICK_FORMAT`).
+    :data:`LOG_TICK_FORMAT`). :class:`ChartFit` (``fig.labkit_fit``) fits the axes' text to
+    the figure; bars made with ``label_display=True`` get :class:`BarValueLabels`.
     """
     if legend_location not in _ALIGN:
         raise ValueError(f"legend_location must be one of {sorted(_ALIGN)}; "
@@ -87,6 +93,11 @@ def figure(marks: Sequence[bq.Mark], x_scale: bq.Scale, y_scale: bq.Scale, *, x_
     _follow_log_scale(x_axis, x_tick_format, fixed=x_tick_values is not None)
     _follow_log_scale(y_axis, y_tick_format, fixed=False)
     fig.labkit_header = ChartHeader(fig, title, legend=legend, align=_ALIGN[legend_location])
+    fig.labkit_fit = ChartFit(fig, x_axis, y_axis, height=height)
+    value_labels = [BarValueLabels(m, fig) for m in marks if BarValueLabels.wanted(m)]
+    if value_labels:
+        fig.marks = [*fig.marks, *(v.mark for v in value_labels)]
+    fig.labkit_fit.apply()
     return fig
 
 
@@ -145,34 +156,6 @@ def hline_mark(y: float, y_scale: bq.Scale, *, color: str = PALETTE["red"],
                     labels=[label] if label else [], display_legend=legend)
 
 
-def _differs(old: object, new: object) -> bool:
-    if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
-        a, b = np.asarray(old), np.asarray(new)
-        return a.shape != b.shape or a.dtype.kind != b.dtype.kind or not np.array_equal(a, b)
-    try:
-        return bool(old != new)
-    except ValueError:  # ambiguous comparisons: treat as changed
-        return True
-
-
-def update_marks(updates: Mapping[ipw.Widget, Mapping[str, object]] |
-                 Iterable[tuple[ipw.Widget, Mapping[str, object]]]) -> None:
-    """Set traits of several marks/scales/widgets in one ``hold_sync()`` block each.
-
-    Unchanged values are skipped, so a callback pays only for what really moved.
-    """
-    items = updates.items() if isinstance(updates, Mapping) else updates
-    pending = [(w, {k: v for k, v in t.items() if _differs(getattr(w, k), v)})
-               for w, t in items]
-    pending = [(w, t) for w, t in pending if t]
-    with contextlib.ExitStack() as stack:
-        for w, _ in pending:
-            stack.enter_context(w.hold_sync())
-        for w, traits in pending:
-            for k, v in traits.items():
-                setattr(w, k, v)
-
-
 def set_vline(mark: bq.Lines, x: float | None) -> None:
     """Move a :func:`vline_mark` to ``x`` (None hides it)."""
     if x is None or not math.isfinite(x):
@@ -183,7 +166,6 @@ def set_vline(mark: bq.Lines, x: float | None) -> None:
 
 def set_hline(mark: bq.Lines, y: float) -> None:
     update_marks({mark: {"y": [float(y), float(y)]}})
-
 
 
 # -- domains --------------------------------------------------------------------------------
@@ -238,7 +220,6 @@ def lin_top(values: object, floor: float = 1.0, pad: float = 1.25) -> float:
     return max(floor, nice_up(top))
 
 
-
 # -- log-axis ticks -------------------------------------------------------------------------
 
 LOG_TICK_FORMAT = ".3~s"
@@ -281,17 +262,6 @@ def tick_labels(axis: bq.Axis) -> list[str]:
     return [d3_format(axis.tick_format, float(v)) for v in np.asarray(values).ravel()]
 
 
-def _plain_g(fmt: str, ticks: Sequence[float]) -> str:
-    """A ``g`` format with the digits to write ticks below 10^6 in full (``100``, not
-    ``1e+2``); any other format as it is."""
-    m = re.fullmatch(r"(,?)\.(\d+)(~?)g", fmt)
-    if m is None:
-        return fmt
-    top = max(abs(t) for t in ticks)
-    digits = min(6, max(int(m.group(2)), math.floor(math.log10(top)) + 1 if top >= 1 else 1))
-    return f"{m.group(1)}.{digits}{m.group(3)}g"
-
-
 def _follow_log_scale(axis: bq.Axis, tick_format: str | None, *, fixed: bool) -> None:
     """Keep a log ``axis``'s ticks (unless ``fixed``) and format in step with its scale."""
     scale = axis.scale
@@ -303,7 +273,7 @@ def _follow_log_scale(axis: bq.Axis, tick_format: str | None, *, fixed: bool) ->
                  else log_ticks(scale.min, scale.max))
         if not ticks:
             return
-        fmt = _plain_g(tick_format, ticks) if tick_format else LOG_TICK_FORMAT
+        fmt = plain_g(tick_format, ticks) if tick_format else LOG_TICK_FORMAT
         labels = [d3_format(fmt, t) for t in ticks]
         if len(set(labels)) < len(labels):
             fmt = LOG_TICK_FORMAT
@@ -353,6 +323,7 @@ class ChartHeader(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets:
         super().__init__(value="", layout=ipw.Layout(width="100%"))
         self.add_class("labkit-chart-header")
         self.fig, self.chart_title, self.align = fig, title, align
+        self.axis_note = ""  # the y title in full when its axis shows a short form
         self.show_legend = legend is not False
         self.legend_marks: list[bq.Mark] = []
         self._watched: set[int] = set()
@@ -381,8 +352,11 @@ class ChartHeader(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets:
         legend = (f"<div class='labkit-legend' style='display:flex;flex-wrap:wrap;gap:2px 14px;"
                   f"justify-content:{self.align};font-size:0.85em;margin-top:2px'>{items}"
                   f"</div>" if items else "")
-        value = (f"<div style='padding:2px 20px 0 72px'>{title}{legend}</div>"
-                 if title or legend else "")
+        note = (f"<div class='labkit-axis-note' style='font-size:0.85em;color:#444;"
+                f"line-height:1.3;margin-top:1px'>{AXIS_NOTE}{esc(self.axis_note)}</div>"
+                if self.axis_note else "")
+        value = (f"<div style='padding:2px 20px 0 72px'>{title}{note}{legend}</div>"
+                 if title or legend or note else "")
         if value != self.value:
             self.value = value
 
@@ -421,12 +395,19 @@ def framed(fig: bq.Figure) -> ipw.Widget:
     return box
 
 
-def frame_figures(widget: ipw.Widget) -> ipw.Widget:
-    """``widget`` with every figure in it (itself, or inside boxes) :func:`framed`."""
-    if isinstance(widget, bq.Figure):
-        return framed(widget)
+def frame_figures(widget: ipw.Widget, *, width_px: float = CONTENT_PX) -> ipw.Widget:
+    """``widget`` with every figure in it (itself, or inside boxes) :func:`framed`, each
+    one's :class:`ChartFit` told its width: ``width_px``, shared out equally by a row
+    (an ``HBox``)."""
+    if isinstance(widget, bq.Figure) or "labkit-chart" in getattr(widget, "_dom_classes", ()):
+        for fig in figures_in(widget):  # a figure, or one framed already: (re)fit it
+            if (fit := getattr(fig, "labkit_fit", None)) is not None:
+                fit.width_px = float(width_px)
+                fit.apply()
+        return framed(widget) if isinstance(widget, bq.Figure) else widget
     if isinstance(widget, ipw.Box):
-        children = tuple(frame_figures(c) for c in widget.children)
+        share = width_px / max(1, len(widget.children) if isinstance(widget, ipw.HBox) else 1)
+        children = tuple(frame_figures(c, width_px=share) for c in widget.children)
         if children != tuple(widget.children):
             widget.children = children
     return widget
@@ -440,10 +421,10 @@ def figures_in(widget: ipw.Widget) -> list[bq.Figure]:
 
 
 def figure_name(fig: bq.Figure) -> str:
-    """What a student calls a figure: its header's title, else its y axis label."""
+    """What a student calls a figure: its header's title, else its y axis label (in full)."""
     header = getattr(fig, "labkit_header", None)
     title = str(getattr(header, "chart_title", "") or "")
-    if title:
-        return title
+    if title or getattr(getattr(fig, "labkit_fit", None), "y_full", ""):
+        return title or str(fig.labkit_fit.y_full)
     labels = [str(a.label) for a in fig.axes if getattr(a, "orientation", "") == "vertical"]
     return labels[0] if labels and labels[0] else "chart"

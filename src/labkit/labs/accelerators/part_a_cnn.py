@@ -8,6 +8,7 @@ import numpy as np
 
 from labkit import ui as lw
 from labkit.core.grids import PRECISIONS
+from labkit.labs.accelerators import decisions
 from labkit.labs.accelerators import part_a_cnn_spec as spec
 from labkit.labs.accelerators.base import Part, precision_floor_note
 from labkit.labs.accelerators.measured_points import RooflinePoints
@@ -48,6 +49,7 @@ class PartACNN(Part):
     """
 
     letter = "A"
+    _decision = decisions.part_a_cnn
 
     def _setup(self) -> None:
         tr, hw, m = self.track, self.hw, self.model
@@ -58,6 +60,7 @@ class PartACNN(Part):
         c["mode"] = lw.choice_control("Roofline", spec.MODE_OPTIONS, "peak", style="toggle")
         self.default_point = cnn_view(hw, m, tr.weight_bits, 1, "peak")
         self._expected = self.default_point.regime
+        self._start_at(*decisions.a_cnn_start(self))
         self.batches = np.arange(1, self.bmax + 1, dtype=float)
         self.measured = RooflinePoints([hw], m, tr.output_unit)
         self._setup_roofline_chart()
@@ -96,7 +99,7 @@ class PartACNN(Part):
             y_label="attainable FLOP/s (log)",
             title="The roofline (red: its bound; orange: achieved with overhead)",
             legend=True, legend_location="bottom-right",
-            x_tick_format=".2~g", y_tick_format=".2~e")
+            x_tick_format=".2~g")
         self.measured.attach(self.figures["roofline"], xs, ys)
         lw.update_marks(self.measured.draw(hw)[1])
 

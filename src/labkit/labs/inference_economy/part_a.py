@@ -141,7 +141,7 @@ class PartA(Part):
              self.m_cross_pt], xs, ys, x_label=spec.chart_x_label(),
             y_label=f"cumulative cost ({tr.cost_unit}, log; {self.default.daily_basis} basis)",
             title=f"Cumulative recurring {cost_noun(tr)} vs the one-time setup",
-            legend=True, x_tick_values=ticks, x_tick_format=".3~g", y_tick_format=".2~e",
+            legend=True, x_tick_values=ticks, x_tick_format=".3~g",
             height=320)
 
     def _setup_phase_chart(self) -> None:
