@@ -21,6 +21,7 @@ from labkit import ui as lw
 from labkit.core.answers import AnswerStore, read_ledger, record_ledger
 from labkit.labs.accelerators import Lab, answer_key, design_check
 from labkit.labs.accelerators.base import Part
+from labkit.labs.accelerators.part_d_controls import candidates
 from labkit.labs.parts import PARTS
 from labkit.physics import edge
 from labkit.physics.capacity import size_deployment
@@ -220,6 +221,8 @@ def _is_failure(c: lw.Callout) -> bool:
 
 def test_cloud_part_a_oom_and_stall(make_lab):
     part = make_lab("cloud_fleet").part("A")
+    assert part.start and part.decision() and not part.decision().passed  # a failing start
+    part.to_plan()   # the track's own operating point fits
     assert not part.callouts["oom"].active
     _set(part, batch=1024, context=131072)
     assert _is_failure(part.callouts["oom"]) and part.results["over_memory"]
@@ -287,12 +290,14 @@ def test_part_a_reproduces_the_counterexamples_to_past_l_star_stalls(make_lab):
     """Issue figures: cloud at 4,096 tokens (2.9 L*), B 64 -> 128 still cuts 27%;
     iPhone at 1,280 tokens (8.9 L*), B 1 -> 2 cuts 45%."""
     cloud = make_lab("cloud_fleet").part("A")
+    cloud.to_plan()
     _set(cloud, batch=64, context=4096, mode="peak")
     assert cloud.results["context_tokens"] / cloud.results["l_star"] == pytest.approx(2.9,
                                                                                       abs=0.05)
     assert cloud.results["doubling_saving"] == pytest.approx(0.27, abs=0.01)
     assert not cloud.callouts["stall"].active
     phone = make_lab("iphone").part("A")
+    phone.to_plan()
     _set(phone, batch=1, context=1280, mode="peak")
     assert phone.results["context_tokens"] / phone.results["l_star"] == pytest.approx(8.9,
                                                                                       abs=0.1)
@@ -643,9 +648,9 @@ def test_design_check_shape_and_part_check(make_lab, track):
     part = make_lab(track).part("D")
     assert part.check({}) == chk == make_lab(track).check({})
     # the part's results are its check at the settings its controls start at
-    assert part.results == {**design_check(track, part.start).as_dict(),
-                            "expected": part.expected}
-    assert part.start == out["config"] or not design_check(track, part.start).feasible
+    start = {**out["config"], **part.start}
+    assert part.results == {**design_check(track, start).as_dict(), "expected": part.expected}
+    assert start == out["config"] or not design_check(track, start).feasible
     assert out["config"] == chk.config and out["failed"] == list(chk.failed)
 
 
@@ -815,7 +820,7 @@ def test_every_recovery_hint_of_part_d_names_a_lever_that_works(make_lab, track)
     defaults = {k: c.value for k, c in part.controls.items()}
     starts = [{}]
     for key, ctl in part.controls.items():
-        values = part._candidates(ctl)
+        values = candidates(ctl)
         starts += [{key: values[0]}, {key: values[-1]}]
     checked = 0
     for change in starts:

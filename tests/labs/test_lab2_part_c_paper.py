@@ -12,6 +12,7 @@ import pytest
 from labkit.core.answers import AnswerStore
 from labkit.core.format import counted, fmt_time, format_bytes
 from labkit.labs.accelerators import Lab
+from labkit.labs.accelerators.part_d_controls import candidates
 from labkit.physics.parallelism import (
     PP_BUBBLE_STOP,
     config_at,
@@ -264,7 +265,7 @@ def test_no_hint_on_one_device_names_a_parallelism_axis(lab, track):
     defaults = {k: c.value for k, c in part.controls.items()}
     fails = 0
     for key, ctl in part.controls.items():
-        values = part._candidates(ctl)
+        values = candidates(ctl)
         for value in {values[0], values[len(values) // 2], values[-1]}:
             _set(part, **{**defaults, key: value})
             for n in part.names:

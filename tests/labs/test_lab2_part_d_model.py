@@ -16,6 +16,7 @@ import pytest
 from labkit.core.answers import AnswerStore
 from labkit.core.format import counted, fmt_count
 from labkit.labs.accelerators import Lab
+from labkit.labs.accelerators.part_d_controls import candidates
 from labkit.labs.accelerators.part_d_spec import constraint_label
 from labkit.plans import design
 from labkit.plans.lab2 import binding_constraint
@@ -50,7 +51,7 @@ def _settings(part):
     base = {k: c.value for k, c in part.controls.items()}
     yield base
     for key, ctl in part.controls.items():
-        for value in part._candidates(ctl)[::2]:
+        for value in candidates(ctl)[::2]:
             if value != base[key]:
                 yield {**base, key: value}
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
 
 import bqplot as bq
@@ -243,9 +243,14 @@ class LabPart:
     minutes: ClassVar[Mapping[str, str]] = {}
     kicker: ClassVar[str] = ""
     refresh_steps: ClassVar[Mapping[str, frozenset[str]]] = {"_refresh": frozenset({ALL})}
-    primary: ClassVar[tuple[str, ...]] = ()
+    primary: tuple[str, ...] = ()
     """The controls a part opens with (those present on the track, then the first ones
     made), at most :data:`OPEN_CONTROLS`; the rest sit in a "More controls" disclosure."""
+    start: Mapping[str, object] = {}
+    """The settings a candidate under review starts the controls at (:meth:`_start_at`)."""
+    start_note: str = ""
+    plan: Mapping[str, object] = {}
+    """The track's own values of the controls :meth:`_start_at` moved."""
     shows: ClassVar[tuple[tuple[str, str], ...]] = ()
     """(glossary name, results key) of each model quantity this part shows (:meth:`shown`)."""
     _computed_inputs: ClassVar[Mapping[str, tuple[str, ...]]] = {}
@@ -364,10 +369,28 @@ class LabPart:
     def _figure_rows(self) -> list[ipw.Widget]:
         return list(self.figures.values())
 
+    def _start_at(self, start: Mapping[str, object], note: str) -> None:
+        """Start the controls at a candidate under review, not the track's plan (``note``,
+        the sentence saying so, joins the decision line and is the basis of what the part
+        shows while the controls are still there)."""
+        self.start, self.start_note = dict(start), note
+        self.plan = {k: c.value for k, c in self.controls.items() if k in start}
+        for name, ctl in self.controls.items():
+            if name in start:
+                ctl.value = start[name]
+
+    def to_plan(self) -> None:
+        """Move the controls a starting candidate set back to the track's own plan."""
+        for name, value in self.plan.items():
+            self.controls[name].value = value
+
     def shown_basis(self, name: str) -> str:
         """The words on screen that say on what basis this part shows quantity ``name``
-        when it is not the deployment model's at the same settings (default: none)."""
-        return ""
+        when it is not the deployment model's at the same settings (default: the starting
+        candidate's sentence while the controls are at it)."""
+        here = self.settings()
+        at_start = all(here[k] == v for k, v in self.start.items() if k in here)
+        return self.start_note if self.start_note and at_start else ""
 
     def shown(self) -> Mapping[str, Quantity]:
         """The deployment model's quantities this part shows at its current settings, by
@@ -404,7 +427,8 @@ class LabPart:
     def decision(self, s: Settings | None = None) -> Decision | None:
         """The part's task judged at settings ``s`` (default: the controls' values); a pure
         function of the settings, so a sweep can try a move without touching a control."""
-        return self._decision(self.settings() if s is None else s)
+        d = self._decision(self.settings() if s is None else s)
+        return replace(d, start=self.start_note) if d and self.start_note and not d.start else d
 
     def update(self) -> None:
         """Recompute everything from the current control values and redraw: every refresh
@@ -426,23 +450,7 @@ class LabPart:
 
     def state(self) -> dict[str, object]:
         """JSON-serialisable snapshot: settings, answers, computed answer and results."""
-        pe, ce = self.predict.entry, self.checkpoint.entry
-        return plain_dict({
-            "part": self.letter, "title": self.title, "track": self.track.id,
-            **self._state_extra(), "settings": self.settings(),
-            "prediction": {
-                "key": self.predict.key, "question": self.predict.question,
-                "entry": None if pe is None else pe.to_dict(), "expected": self.expected,
-                "first_correct": None if pe is None else pe.first == self.expected,
-                "current_correct": None if pe is None else pe.current == self.expected,
-            },
-            "checkpoint": {
-                "key": self.checkpoint.key, "entry": None if ce is None else ce.to_dict(),
-                "expected": self.checkpoint_expected,
-                "current_correct": None if ce is None else ce.current == self.checkpoint_expected,
-            },
-            "results": self.results,
-        })
+        return part_state(self)
 
     # -- internals -------------------------------------------------------------------------
     def _on_change(self, change: Mapping[str, Any]) -> None:
@@ -474,7 +482,7 @@ class LabPart:
                 getattr(self, step)(s)
                 ran.append(step)
         self.last_steps = tuple(ran)
-        d = self._decision(s)
+        d = self.decision(s)
         line = "" if d is None else d.html()
         if line != self.decision_line.value:
             self.decision_line.value = line
@@ -492,14 +500,7 @@ class LabPart:
             self._reveal_html.value = value
 
     def _prediction_line(self) -> str:
-        e = self.predict.entry
-        assert e is not None
-        first = self.predict.label_for(e.first)
-        line = f"You predicted <b>{lw.esc(first)}</b> {verdict_mark(e.first, self.expected)}"
-        if e.revised:
-            line += (f"; revised to <b>{lw.esc(self.predict.label_for(e.current))}</b> "
-                     f"{verdict_mark(e.current, self.expected)}")
-        return line
+        return prediction_line(self.predict, self.expected)
 
     def _set_details(self, html: str) -> None:
         if html != self.details.value:
@@ -515,6 +516,39 @@ class LabPart:
             if isinstance(option, tuple) and option[1] == value:
                 return str(option[0])
         return str(value)
+
+
+def part_state(part: LabPart) -> dict[str, object]:
+    """A part's JSON-serialisable snapshot: settings, answers, computed answer, results."""
+    pe, ce = part.predict.entry, part.checkpoint.entry
+    return plain_dict({
+        "part": part.letter, "title": part.title, "track": part.track.id,
+        **part._state_extra(), "settings": part.settings(),
+        "prediction": {
+            "key": part.predict.key, "question": part.predict.question,
+            "entry": None if pe is None else pe.to_dict(), "expected": part.expected,
+            "first_correct": None if pe is None else pe.first == part.expected,
+            "current_correct": None if pe is None else pe.current == part.expected,
+        },
+        "checkpoint": {
+            "key": part.checkpoint.key, "entry": None if ce is None else ce.to_dict(),
+            "expected": part.checkpoint_expected,
+            "current_correct": None if ce is None else ce.current == part.checkpoint_expected,
+        },
+        "results": part.results,
+    })
+
+
+def prediction_line(predict: lw.Prediction, expected: str) -> str:
+    """"You predicted X ✔ matches" (and any revision) for a committed prediction."""
+    e = predict.entry
+    assert e is not None
+    first = predict.label_for(e.first)
+    line = f"You predicted <b>{lw.esc(first)}</b> {verdict_mark(e.first, expected)}"
+    if e.revised:
+        line += (f"; revised to <b>{lw.esc(predict.label_for(e.current))}</b> "
+                 f"{verdict_mark(e.current, expected)}")
+    return line
 
 
 class LabLike(Protocol):

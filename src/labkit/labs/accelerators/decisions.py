@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from labkit.core.format import counted, fmt_count, fmt_time
 from labkit.labs.common import Decision, Settings
 from labkit.labs.parts import AS_RELEASED_BITS
+from labkit.plans.cnn_roofline import cnn_view
 from labkit.plans.design import Config, design_check
+
+ACHIEVABLE = "achievable"
+
+D_START_NOTE = f"The controls start at the model as released ({AS_RELEASED_BITS}-bit weights)."
 
 
 def d_start(track: Any, d0: Config) -> Config:
@@ -29,7 +35,90 @@ def part_d(part: Any, s: Settings) -> Decision:
     names = ", ".join(n.replace("_", " ") for n in chk.constraints)
     standing = ("every constraint passes" if chk.feasible else
                 "fails: " + ", ".join(n.replace("_", " ") for n in chk.failed))
-    start = ("" if part.start == part.defaults else
-             f"The controls start at the model as released ({AS_RELEASED_BITS}-bit weights).")
-    return Decision(f"a design that meets every constraint ({names})", chk.feasible, standing,
-                    start)
+    return Decision(f"a design that meets every constraint ({names})", chk.feasible, standing)
+
+
+def _decode_task(part: Any, v: Any) -> tuple[bool, list[str]]:
+    """(passes, what fails) of a decode step: memory, and the TPOT SLO where it is one."""
+    tr = part.track
+    fails = (["memory"] if v.over_memory else []) + (
+        ["TPOT"] if tr.slo_kind == "tpot" and v.step_s > tr.slo_s else [])
+    return not fails, fails
+
+
+def _achieved_step(part: Any, s: Settings) -> Any:
+    """The decode step at the settings on the achievable roofline (what the device does,
+    whatever roofline the charts show)."""
+    hw, _, wb, kb, tp = part._args(s)
+    return part._make_view(hw, tp, part._paper(s), int(s["batch"]), int(s["context"]), wb, kb,
+                           ACHIEVABLE)
+
+
+def a_start(part: Any) -> tuple[dict[str, object], str]:
+    """Where Part A's decode controls start, and the sentence saying so: a deployment that
+    batches users starts at the batch the roofline asks for (the first offered at or above
+    B* (peak)) where memory or the SLO refuses it; a one-user device at the first weight
+    precision above the track's, up to the model as released, that fits memory and still
+    fails (else the one as released, if it fails); else at the track's operating point."""
+    tr, v0 = part.track, part.default_point
+    here = {"batch": part.b0, "context": part.ctx0, "weight_bits": tr.weight_bits,
+            "kv_bits": tr.kv_bits}
+    if tr.batch_size > 1:
+        want = next((b for b in part.batch_options if b >= v0.balance.b_star), None)
+        if want is not None and not _decode_task(part, _achieved_step(
+                part, {**here, "batch": want}))[0]:
+            return {"batch": want, "mode": ACHIEVABLE}, (
+                f"The controls start at the batch the roofline asks for, the first one "
+                f"offered at or above {v0.balance.b_label} = {fmt_count(v0.balance.b_star)}: "
+                f"{fmt_count(want)} sequences, on the achievable roofline.")
+        return {}, ""
+    heavier = [b for _, b in part.controls["weight_bits"].options
+               if tr.weight_bits < b <= AS_RELEASED_BITS]
+    fails = {b: _decode_task(part, _achieved_step(part, {**here, "weight_bits": b}))[1]
+             for b in heavier}
+    pick = next((b for b in heavier if fails[b] and "memory" not in fails[b]),
+                AS_RELEASED_BITS if fails.get(AS_RELEASED_BITS) else None)
+    if pick is None:
+        return {}, ""
+    what = ("the model as released" if pick == AS_RELEASED_BITS else
+            "a candidate that fits in memory")
+    return {"weight_bits": pick, "mode": ACHIEVABLE}, (
+        f"The controls start at {what} ({pick}-bit weights), on the achievable roofline.")
+
+
+def part_a_lm(part: Any, s: Settings) -> Decision:
+    """A decode step that fits memory and keeps the TPOT SLO, at the achievable rate."""
+    tr = part.track
+    ok, fails = _decode_task(part, _achieved_step(part, s))
+    slo = (f" and keeps a TPOT of {fmt_time(tr.slo_s)} at the rate the device achieves"
+           if tr.slo_kind == "tpot" else "")
+    return Decision(f"a decode step that fits memory{slo}", ok,
+                    "fails: " + ", ".join(fails) if fails else "it fits and keeps it")
+
+
+def _achieved_pass(part: Any, s: Settings) -> Any:
+    """A CNN pass at the settings' precision and batch on the achievable roofline (what the
+    device does, whatever roofline the chart shows)."""
+    return cnn_view(part.hw, part.model, int(s["weight_bits"]), int(s["batch"]), ACHIEVABLE)
+
+
+def a_cnn_start(part: Any) -> tuple[dict[str, object], str]:
+    """Where a CNN's Part A starts: at the batch the track's scheduler fills, where that
+    pass misses the deadline at the rate the device achieves; else one input ("")."""
+    tr = part.track
+    b = int(tr.batch_size)
+    s = {"weight_bits": tr.weight_bits, "batch": b}
+    if b > 1 and b <= part.bmax and _achieved_pass(part, s).latency_s > tr.slo_s:
+        return {"batch": b, "mode": ACHIEVABLE}, (
+            f"The controls start at the batch the scheduler fills "
+            f"({counted(b, tr.input_noun.rstrip('s'), tr.input_noun)}), on the achievable "
+            "roofline.")
+    return {}, ""
+
+
+def part_a_cnn(part: Any, s: Settings) -> Decision:
+    """One pass within the deadline at the rate the device achieves."""
+    tr = part.track
+    latency = float(_achieved_pass(part, s).latency_s)
+    return Decision(f"a pass done within the {fmt_time(tr.slo_s)} deadline at the rate the "
+                    "device achieves", latency <= tr.slo_s, f"it takes {fmt_time(latency)}")

@@ -11,6 +11,7 @@ import numpy as np
 
 from labkit import ui as lw
 from labkit.core.grids import pow2
+from labkit.labs.accelerators import decisions
 from labkit.labs.accelerators import part_a_spec as spec
 from labkit.labs.accelerators.base import Part, tokens_label
 from labkit.labs.accelerators.measured_points import DecodePoints
@@ -73,6 +74,7 @@ class PartALM(Part):
 
     shows = (("b_star", "b_star"), ("l_star", "l_star"))
     letter = "A"
+    _decision = decisions.part_a_lm
 
     def _setup(self) -> None:
         tr, m = self.track, self.model
@@ -93,6 +95,9 @@ class PartALM(Part):
         self.default_point = self._make_view(self.hw, self.tp, False, self.b0, self.ctx0,
                                              tr.weight_bits, tr.kv_bits, "peak")
         self._expected = str(self.default_point.point.regime)
+        if self.track.batch_size == 1:   # one user: the weights, not a batch, are the lever
+            self.primary = ("weight_bits", "context", "mode")
+        self._start_at(*decisions.a_start(self))
         self.bc = batch_chart(self.bgrid, b_max)
         self.cc = context_chart(self.cgrids["track"], m.max_context)
         self.gc = gain_chart(self.cgrids["track"], m.max_context, b_max)
@@ -171,15 +176,12 @@ class PartALM(Part):
     def _hw_of(self, s: Settings) -> Hardware:
         return self.paper_hw if self._paper(s) and self.paper_hw is not None else self.hw
 
-    def _tp_of(self, s: Settings) -> int:
-        return 1 if self._paper(s) else self.tp
-
     def _cgrid(self, s: Settings) -> np.ndarray:
         return self.cgrids["paper" if self._paper(s) else "track"]
 
     def _args(self, s: Settings) -> tuple[Hardware, Model, int, int, int]:
         return (self._hw_of(s), self.model, int(s["weight_bits"]), int(s["kv_bits"]),
-                self._tp_of(s))
+                1 if self._paper(s) else self.tp)
 
     # -- computed values (plans) -----------------------------------------------------------
     def _make_view(self, hw: Hardware, tp: int, paper: bool, b: int, ctx: int, wb: int,
@@ -193,9 +195,9 @@ class PartALM(Part):
     @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
     def _view(self, s: Settings) -> DecodeView:
         """Your operating point: every number the readout, callouts and prose quote."""
-        return self._make_view(self._hw_of(s), self._tp_of(s), self._paper(s),
-                               int(s["batch"]), int(s["context"]), int(s["weight_bits"]),
-                               int(s["kv_bits"]), str(s["mode"]))
+        hw, _, wb, kb, tp = self._args(s)
+        return self._make_view(hw, tp, self._paper(s), int(s["batch"]), int(s["context"]),
+                               wb, kb, str(s["mode"]))
 
     @computed("device", "context", "mode", "weight_bits", "kv_bits")
     def _sweep_b(self, s: Settings) -> BatchSweep:

@@ -74,7 +74,7 @@ class PartD(Part):
     def _setup(self) -> None:
         tr = self.track
         self.defaults = design_defaults(tr)
-        self.start = d0 = decisions.d_start(tr, self.defaults)
+        d0 = decisions.d_start(tr, self.defaults)
         self.levers: dict[str, tuple[str, object] | None] = {}  # failing -> (key, value)
         self.reference = reference_design(tr)
         self.design = scenario_for(tr)
@@ -83,6 +83,8 @@ class PartD(Part):
             control = self._control(key, d0)
             if control is not None:
                 self.controls[key] = control
+        if d0 != self.defaults:
+            self._start_at(d0, decisions.D_START_NOTE)
         self.default_check = design_check(tr, d0)
         self.names = list(self.default_check.constraints)
         self._expected = self._computed_answer()
@@ -137,11 +139,6 @@ class PartD(Part):
         """The widget for one design key (None: not a choice for this model)."""
         return design_control(key, d0, self.track, self.model, self.hw)
 
-    @staticmethod
-    def _candidates(ctl: ipw.ValueWidget) -> list[object]:
-        """The values a control offers (a slider: its steps, or 9 points across it)."""
-        return candidates(ctl)
-
     def _levers(self, config: Mapping[str, object],
                 chk: DesignCheck) -> dict[str, tuple[str, tuple[str, object] | None]]:
         """For each failing constraint, one change of one control that makes it pass,
@@ -151,7 +148,7 @@ class PartD(Part):
         for key, ctl in self.controls.items():
             if key not in config:
                 continue
-            values = self._candidates(ctl)
+            values = candidates(ctl)
             here = values.index(config[key]) if config[key] in values else 0
             for i, value in enumerate(values):
                 if value == config[key]:

@@ -72,13 +72,13 @@ def b_start(part: Any) -> dict[str, object]:
     return naive if part.failed(naive) else d0
 
 
-def b_start_note(part: Any) -> str:
+def b_start_note(part: Any, start: dict[str, object]) -> str:
     """The sentence naming Part B's starting candidate ("" when it is the track's plan)."""
-    if part.start == part._defaults():
+    if start == part._defaults():
         return ""
     tr = part.track
-    kv = " and KV cache" if "kv_bits" in part.start else ""
-    where = (f" on the fewest devices that hold them ({part.start['devices']} per "
+    kv = " and KV cache" if "kv_bits" in start else ""
+    where = (f" on the fewest devices that hold them ({start['devices']} per "
              f"{tr.replica_noun}, where the plan has {tr.devices_per_replica})"
              if "devices" in part.controls else "")
     return (f"The controls start at the model as released ({NAIVE_BITS}-bit weights{kv})"
@@ -94,7 +94,7 @@ def part_b(part: Any, s: Settings) -> Decision:
                 f"{counted(cap.max_sessions, tr.state_noun, tr.state_nouns)} fit")
     task = (f"hold the weights and one {tr.state_noun}" if part.slots == 1 else
             f"hold the weights and {slots}, the batch the scheduler keeps")
-    return Decision(task, not part.failed(s), standing, b_start_note(part))
+    return Decision(task, not part.failed(s), standing)
 
 
 def part_c(part: Any, s: Settings) -> Decision:

@@ -44,12 +44,6 @@ class PartB(Part):
 
     shows = (("max_batch_in_memory", "max_sessions"),)
 
-    def shown_basis(self, name: str) -> str:
-        """At the starting candidate, the sentence naming it (on the decision line)."""
-        here = self.settings()
-        return (decisions.b_start_note(self)
-                if all(here[k] == self.start[k] for k in here) else "")
-
     letter = "B"
     _decision = decisions.part_b
 
@@ -61,9 +55,8 @@ class PartB(Part):
         self.max_dev = max_devices(tr)
         self.slots = tr.batch_size
         self._setup_controls()
-        self.start = decisions.b_start(self)
-        for name, ctl in self.controls.items():
-            ctl.value = self.start[name]
+        start = decisions.b_start(self)
+        self._start_at(start, decisions.b_start_note(self, start))
         d0 = self._defaults()
         self.default_cap = self._capacity(d0)
         self.default_curve = np.asarray(self._curve(d0), dtype=float)

@@ -141,9 +141,9 @@ class PartD(Part):
         alts = self._alternatives(1.0)
         self.naive_report = alts["naive"]
         self._expected = self.naive_report.binding or "none"
-        self.start = next((k for k in ("naive", "lean", "default") if not alts[k].passed),
-                          "naive")
-        self._setup_controls(self.candidates[self.start][1])
+        self.start_key = next((k for k in ("naive", "lean", "default") if not alts[k].passed),
+                              "naive")
+        self._setup_controls(self.candidates[self.start_key][1])
         gx = lw.make_scale("ordinal")
         gy = lw.make_scale("linear", 0.0, 1.6 * OFF_SCALE)  # headroom for the legend
         self.cand_names = [*(label for label, _ in self.candidates.values()), "Your choice"]
@@ -310,7 +310,7 @@ class PartD(Part):
         self.results = {
             "passed": mine.passed, "binding": mine.binding, "reason": mine.reason,
             "spec": plan_spec, "demand_share": share, "feasible": mine.plan.feasible,
-            "routed_share": rr.routed_share, "start_candidate": self.start,
+            "routed_share": rr.routed_share, "start_candidate": self.start_key,
             "replicas": rr.replicas, "total_devices": rr.total_devices,
             "daily_cost": daily, "daily_basis": daily_basis(tr, mine.plan),
             "plan_basis": plan_basis(mine.plan),
