@@ -331,6 +331,7 @@ def test_the_stall_rule_the_checkpoint_teaches_is_the_rooflines():
 
 def test_cloud_part_b_binding_axis_and_budget(make_lab):
     part = make_lab("cloud_fleet").part("B")
+    part.to_plan()
     r = part.results
     sz = size_deployment("h100-sxm", "llama-3.1-70b", r["users"], r["context_tokens"],
                          r["tpot_s"], 16, 16, mode="achievable")

@@ -8,6 +8,7 @@ included, the naive release candidate, ...).
 
 from __future__ import annotations
 
+import html
 import re
 import sys
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ def _visible(part) -> str:
                     part.math.body,
                     *(c.value for c in part.callouts.values() if c.active)]
                    + [f.title or "" for f in part.figures.values()])
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", raw))
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", raw)))
 
 
 def rows(track: str, folder: Path) -> Iterator[tuple[str, str, str, float, float | None, str,

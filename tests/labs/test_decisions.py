@@ -26,7 +26,6 @@ NOT_YET: dict[tuple[str, str, str], str] = {
     ("lab1", "robotaxi", "B"): "memory is never the wall for 8 cameras: needs its own part",
     ("lab1", "iphone", "C"): "one user has nothing to batch: needs its own part",
     ("lab2", "robotaxi", "A"): "a pass takes 1.54 ms of 30 at any precision and batch",
-    ("lab2", "cloud_fleet", "B"): "the default fleet is feasible within budget",
     ("lab2", "iphone", "B"): "the default conversation fits every limit",
     ("lab2", "robotaxi", "B"): "8 cameras fit one SoC",
     ("lab2", "cloud_fleet", "C"): "the layout part states no task yet",

@@ -35,7 +35,9 @@ def parts(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
     lab = Lab("cloud_fleet", store=AnswerStore(tmp_path / "a.json"), gate_explore=False)
-    return lab.part("B"), lab.part("C")
+    b = lab.part("B")
+    b.to_plan()   # the track's own plan, where Part C's hand-off starts
+    return b, lab.part("C")
 
 
 def _set(part, **values) -> None:

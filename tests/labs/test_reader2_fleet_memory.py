@@ -173,6 +173,7 @@ def test_part_b_and_part_d_give_one_replica_one_capacity(make_lab, track, wb, kb
     all slots busy at a request's mean context, communication included)."""
     tr = get_track(track)
     b = make_lab("lab2", track).part("B")
+    b.to_plan()
     _set(b, weight_bits=wb, kv_bits=kb)
     r = b.results
     if r["served_devices"] is None:
@@ -250,7 +251,7 @@ def test_part_b_says_why_a_served_replica_holds_fewer_sequences(make_lab, track)
             if r["served_slots"] is None:
                 continue
             text = _text(b.callouts["served"].value)
-            n = r["users_per_replica"]
+            n = r["served_sizing_slots"]   # the three axes' count at the served size
             mem, step = r["served_memory_slots"], r["served_step_slots"]
             assert r["served_slots"] == min(n, mem, step)
             if mem < n:

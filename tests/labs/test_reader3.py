@@ -94,6 +94,7 @@ def test_part_b_cost_card_names_its_busy_basis_and_lab1s_figure(make_lab):
     the one Lab 1's Part D shows (cloud: 'busy 8,133' beside Lab 1's 10,026 and 12,917 with
     no reason)."""
     b = make_lab("lab2", "cloud_fleet").part("B")
+    b.to_plan()
     d = make_lab("lab1", "cloud_fleet").part("D")
     f = b._fleet(b.settings())
     card = _text(b.readout.value)

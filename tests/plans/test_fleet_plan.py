@@ -3,6 +3,7 @@ checked against the physics and the serving plan computed here, outside the plan
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -39,14 +40,15 @@ def test_size_fleet_adds_prefill_and_the_cap_to_the_decode_only_count(users, ctx
         assert f.fleet_devices == f.decode_only_devices and not f.fleet_includes_prefill
         return
     same = serving_plan(TR, demand_rate_per_s=f.demand_rate_per_s, weight_bits=wb,
-                        kv_bits=kb, devices_per_replica=sz.devices_per_replica,
-                        batch_size=sz.users_per_replica, context_tokens=ctx,
+                        kv_bits=kb, devices_per_replica=f.fleet_devices_per_replica,
+                        batch_size=f.served_slots or f.served_sizing_slots, context_tokens=ctx,
                         with_baseline=False)
     if f.served_step_s is not None and f.served_step_s > f.tpot_slo_s:
         # Lab 1's replica (TP over its devices) misses the budget with its communication
         assert not f.fleet_includes_prefill and f.fleet_devices == f.decode_only_devices
     elif same.feasible:
         assert f.fleet_includes_prefill and f.fleet_devices == same.total_devices
+        assert f.same_shape_devices is None or f.fleet_devices <= f.same_shape_devices
         assert f.served_replicas == math.ceil(
             f.demand_rate_per_s / (TR.max_utilisation * f.served_capacity_per_s) - 1e-12)
         assert f.busy_cost_per_day <= f.provisioned_cost_per_day
@@ -55,6 +57,22 @@ def test_size_fleet_adds_prefill_and_the_cap_to_the_decode_only_count(users, ctx
     assert f.provisioned_cost_per_day == pytest.approx(
         f.fleet_devices * TR.price_per_device_hour * TR.active_hours_per_day)
     assert f.over_budget == (f.provisioned_cost_per_day > TR.daily_budget)
+
+
+@pytest.mark.parametrize("slo", ["voice", "chat", "batch"])
+def test_the_served_fleet_never_shrinks_as_users_grow(slo):
+    """More users never need fewer devices: the served fleet takes the replica size that
+    serves with the fewest (the decode-only sizing's size can hold far fewer sequences once
+    each step's communication counts: 680 users on 16-device replicas needed 288 devices
+    where 808 users on 8-device replicas needed 104)."""
+    users = sorted({max(1, round(fleet.fleet_users(TR) * 2 ** (k / 4))) for k in range(-12, 8)})
+    sizes = [fleet.size_fleet(TR, u, int(TR.context_tokens), slo, 16, 16) for u in users]
+    served = [(u, f.fleet_devices) for u, f in zip(users, sizes, strict=True)
+              if f.fleet_includes_prefill]
+    assert len(served) >= 10
+    assert all(a[1] <= b[1] for a, b in itertools.pairwise(served)), served
+    for f in sizes:   # never more than the decode-only sizing's own replica size needs
+        assert f.same_shape_devices is None or f.fleet_devices <= f.same_shape_devices
 
 
 def test_default_fleet_numbers():
@@ -159,7 +177,7 @@ def test_part_b_serves_on_the_layout_part_d_counts(users, wb, kb):
     from labkit.scenarios.fleet.plan.serving import fleet_serving, replica_slots
 
     f = fleet.size_fleet(TR, users, int(TR.context_tokens), "chat", wb, kb)
-    n = f.sizing.devices_per_replica
+    n = f.fleet_devices_per_replica
     _, step = replica_slots(TR, wb, kb, (n, 1, 1, 1))
     assert f.served_layout == fleet.layout_label((n, 1, 1, 1, 1))
     assert f.served_step_s == (step if math.isfinite(step) else None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -53,7 +53,9 @@ class FleetSizing:
     Decode only (the paper's three axes, every replica 100% busy decoding): ``sizing``
     (:class:`Sizing`: weights floor, KV headroom, replicas x devices per replica),
     ``slo_axis_devices`` (replicas the TPOT budget alone needs x devices per replica).
-    Served (:func:`labkit.plans.serving.fleet_reconciliation`, same replica shape):
+    Served (:func:`labkit.plans.serving.fleet_reconciliation`, on the replica size --
+    ``served_devices_per_replica`` -- that needs the fewest devices once served;
+    ``same_shape_devices``: what the sizing's own replica size needs, None if it cannot):
     ``prefill_s`` (s per request on one replica), ``prefill_share`` (of a saturated
     replica's time), ``max_utilisation`` (the cap, 0-1), ``served_devices`` (None: that
     replica shape does not fit once memory keeps its reserve), ``served_slots`` (sequences
@@ -94,6 +96,8 @@ class FleetSizing:
     served_step_slots: int | None
     served_layout: str | None
     served_step_s: float | None
+    served_devices_per_replica: int | None
+    same_shape_devices: int | None
     served_utilisation: float | None
     served_capacity_per_s: float | None
     release_feasible: bool
@@ -125,9 +129,22 @@ class FleetSizing:
 
     @property
     def kv_replicated(self) -> bool:
-        """The sized replica has more devices than the model has KV heads: the served plan
+        """The fleet's replica has more devices than the model has KV heads: the served plan
         replicates each head (the decode-only sizing splits KV evenly over the devices)."""
-        return self.feasible and self.sizing.devices_per_replica > self.kv_heads > 0
+        return self.feasible and self.fleet_devices_per_replica > self.kv_heads > 0
+
+    @property
+    def fleet_devices_per_replica(self) -> int:
+        """Devices per replica of the fleet shown: the served size, else the sizing's."""
+        served = self.served_devices_per_replica
+        return int(self.sizing.devices_per_replica if served is None
+                   or self.served_devices is None else served)
+
+    @property
+    def served_sizing_slots(self) -> int:
+        """Sequences per replica the three axes allow at the served replica size."""
+        j = REPLICA_SIZES.index(self.fleet_devices_per_replica) if self.feasible else 0
+        return min(self.kv_limit_by_size[j], self.slo_limit_by_size[j], self.users)
 
     @property
     def fleet_includes_prefill(self) -> bool:
@@ -184,6 +201,9 @@ class FleetSizing:
             "served_memory_slots": self.served_memory_slots,
             "served_step_slots": self.served_step_slots,
             "served_layout": self.served_layout, "served_step_s": self.served_step_s,
+            "served_devices_per_replica": self.served_devices_per_replica,
+            "same_shape_devices": self.same_shape_devices,
+            "served_sizing_slots": self.served_sizing_slots if self.feasible else None,
             "prefill_share": self.prefill_share, "max_utilisation": self.max_utilisation,
             "release_devices": self.release_devices,
             "release_replicas": self.release_replicas,
@@ -200,17 +220,9 @@ class FleetSizing:
         }
 
 
-def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int,
-            tpot: float) -> dict[str, object]:
-    empty: dict[str, object] = dict(
-        prefill_s=None, prefill_share=None, served_devices=None, served_replicas=None,
-        served_slots=None, served_utilisation=None, served_capacity_per_s=None,
-        served_memory_slots=None, served_step_slots=None, served_layout=None,
-        served_step_s=None, release_feasible=False,
-        release_devices=None, release_replicas=None, release_devices_per_replica=None,
-        release_slots=None, release_cost_per_day=None)
-    if not sz.feasible:
-        return empty
+def _served_on(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int,
+               tpot: float) -> dict[str, object]:
+    """The served fleet (prefill and the utilisation cap) on ``sz``'s replica shape."""
     shape = (sz.devices_per_replica, 1, 1, 1)   # Lab 1's replica: TP over its devices
     step_slots, step_s = replica_slots(tr, wb, kb, shape, context=ctx, tpot_slo_s=tpot)
     laid = math.isfinite(step_s)   # not a layout (NaN): the sizing's own count stands
@@ -218,9 +230,9 @@ def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int,
                                context_tokens=ctx, slots=step_slots if laid else None)
     same, rel = rec.same_shape, rec.release
     tp, cp, pp, ep = shape
-    out = dict(empty, release_feasible=bool(rel.feasible),
-               served_layout=layout_label((tp, cp, pp, 1, ep)),
-               served_step_s=step_s if laid else None)
+    out: dict[str, object] = dict(
+        release_feasible=bool(rel.feasible), served_layout=layout_label((tp, cp, pp, 1, ep)),
+        served_step_s=step_s if laid else None, served_devices_per_replica=tp)
     if rel.feasible:
         out.update(release_devices=rel.total_devices, release_replicas=rel.replicas,
                    release_devices_per_replica=rel.devices_per_replica,
@@ -235,6 +247,46 @@ def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int,
                                          step_slots if laid else sz.users_per_replica),
                    served_capacity_per_s=same.replica_capacity_requests_per_s)
     return out
+
+
+def _at_size(sz: Sizing, i: int, b_kv: Sequence[int], b_slo: Sequence[int]) -> Sizing | None:
+    """The decode-only sizing with its replicas at ``REPLICA_SIZES[i]`` (None: none fits)."""
+    per = min(int(b_kv[i]), int(b_slo[i]), sz.users)
+    if per < 1:
+        return None
+    reps = -(-sz.users // per)
+    return replace(sz, devices_per_replica=REPLICA_SIZES[i], users_per_replica=per,
+                   batch_at_slo=int(b_slo[i]), replicas=reps,
+                   total_devices=REPLICA_SIZES[i] * reps)
+
+
+def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int, tpot: float,
+            b_kv: Sequence[int], b_slo: Sequence[int]) -> dict[str, object]:
+    """The served fleet on the replica size that needs the fewest devices once prefill,
+    the cap and each step's communication count (ties: the decode-only sizing's size,
+    then fewer devices per replica); ``same_shape_devices``: what the decode-only sizing's
+    own replica size needs."""
+    empty: dict[str, object] = dict(
+        prefill_s=None, prefill_share=None, served_devices=None, served_replicas=None,
+        served_slots=None, served_utilisation=None, served_capacity_per_s=None,
+        served_memory_slots=None, served_step_slots=None, served_layout=None,
+        served_step_s=None, served_devices_per_replica=None, same_shape_devices=None,
+        release_feasible=False, release_devices=None, release_replicas=None,
+        release_devices_per_replica=None, release_slots=None, release_cost_per_day=None)
+    if not sz.feasible:
+        return empty
+    own = dict(empty, **_served_on(tr, sz, demand, wb, kb, ctx, tpot))
+    best = own
+    for i in range(len(REPLICA_SIZES)):
+        alt = _at_size(sz, i, b_kv, b_slo)
+        if alt is None or alt.devices_per_replica == sz.devices_per_replica:
+            continue
+        out = dict(empty, **_served_on(tr, alt, demand, wb, kb, ctx, tpot))
+        if out["served_devices"] is not None and (
+                best["served_devices"] is None
+                or int(out["served_devices"]) < int(best["served_devices"])):  # type: ignore[call-overload]
+            best = out
+    return dict(best, same_shape_devices=own["served_devices"])
 
 
 def size_fleet(track: Track, users: int, context_tokens: int, slo: str, weight_bits: int,
@@ -270,7 +322,7 @@ def size_fleet(track: Track, users: int, context_tokens: int, slo: str, weight_b
                                             context_tokens=ctx,
                                             devices_per_replica=sz.devices_per_replica
                                             ).max_sessions) if sz.feasible else None),
-        **_served(tr, sz, demand, wb, kb, ctx, tpot))  # type: ignore[arg-type]
+        **_served(tr, sz, demand, wb, kb, ctx, tpot, b_kv, b_slo))  # type: ignore[arg-type]
 
 
 def fleet_hook(track: Track) -> tuple[int, float, float, int]:

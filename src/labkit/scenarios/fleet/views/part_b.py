@@ -59,9 +59,9 @@ class PartBFleet(Part):
     )
 
     def shown_basis(self, name: str) -> str:
-        """The fleet is sized on the replica Part B's sizing picks, not Lab 1's."""
-        return spec.RELEASE_SHAPE
-
+        """At the starting candidate, its sentence (its context is not the plan's); else:
+        the fleet is sized on the replica Part B's sizing picks, not Lab 1's."""
+        return super().shown_basis(name) or spec.RELEASE_SHAPE
 
     letter = "B"
 
@@ -75,6 +75,7 @@ class PartBFleet(Part):
         self.default_sizing = self._size(self.u0, self.ctx0, self.cls0, tr.weight_bits,
                                          int(tr.kv_bits or 16))
         self._expected = self.default_sizing.sizing.binding_axis
+        self._start_at(*self._start())
         ax, ay = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_axes = ay
         self.axis_names = list(spec.BAR_NAMES)
@@ -156,6 +157,17 @@ class PartBFleet(Part):
         return limits_decision(spec.task(self.track),
                                {"fit": not f.feasible, "budget": f.feasible and f.over_budget},
                                spec.LIMIT_WORDS)
+
+    def _start(self) -> tuple[dict[str, object], str]:
+        """A candidate under review, where the track's plan passes: the shortest longer
+        context the slider offers at which this fleet fails its task ({} if none)."""
+        s0 = self.settings()
+        if not self._decision(s0).passed:
+            return {}, ""
+        longer = (v for _, v in self.controls["context"].options if v > self.ctx0)
+        ctx = next((c for c in longer if not self._decision({**s0, "context": c}).passed),
+                   None)
+        return ({}, "") if ctx is None else ({"context": ctx}, spec.start_note(ctx, self.ctx0))
 
     def moves(self, s: Settings, check: str) -> tuple[Move, ...]:
         """Recovery moves for failing ``check`` ('infeasible' or 'budget'): one control on

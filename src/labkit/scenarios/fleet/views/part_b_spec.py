@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt_count, fmt_num, fmt_pct, fmt_time, tex_num
+from labkit.core.format import counted, fmt, fmt_count, fmt_num, fmt_pct, fmt_time, tex_num
 from labkit.labs.common import CheckSpec, Spec, html_table
 from labkit.scenarios.fleet.plan.capacity import MAX_REPLICA_DEVICES, FleetSizing
 from labkit.tracks import Track
@@ -162,16 +162,24 @@ def served_text(f: FleetSizing) -> str:
         return (head + f"With the {fmt_pct(f.memory_reserve_fraction)} memory reserve, "
                 f"weights + one sequence no longer fit a replica of {counted(dpr, 'device')}, so "
                 "prefill and the utilisation cap cannot be added on this shape." + tail)
+    sdpr = f.fleet_devices_per_replica
     heads = (f", and past the model's {f.kv_heads} KV heads each head's cache sits on "
-             f"{dpr // f.kv_heads} devices," if f.kv_replicated else "")
+             f"{sdpr // f.kv_heads} devices," if f.kv_replicated else "")
     slots = _served_slots(f, heads)
+    if sdpr == dpr:
+        which = f"The same replicas{slots} need"
+    else:
+        own = (f"would need {fmt_count(f.same_shape_devices)} devices"
+               if f.same_shape_devices is not None else "cannot keep the budget")
+        which = (f"The sizing's replicas of {counted(dpr, 'device')} {own} once served; "
+                 f"replicas of {counted(sdpr, 'device')}{slots} need the fewest,")
     return (head + f"Then prefill: each request also needs {fmt_time(f.prefill_s)} of "
-            f"prefill on a replica of {counted(dpr, 'device')} "
+            f"prefill on a replica of {counted(sdpr, 'device')} "
             f"({fmt_pct(f.prefill_share, sig=2)} of a saturated replica's time). Then the "
             f"utilisation cap: replicas at most "
-            f"{fmt_pct(f.max_utilisation)} busy. The same replicas{slots} need "
+            f"{fmt_pct(f.max_utilisation)} busy. {which} "
             f"<b>{fmt_count(f.served_devices)} devices</b> ({fmt_count(f.served_replicas)} x "
-            f"{dpr}): the fleet this part reports." + tail)
+            f"{sdpr}): the fleet this part reports." + tail)
 
 
 def boundary(f: FleetSizing) -> tuple[str, str]:
@@ -179,8 +187,9 @@ def boundary(f: FleetSizing) -> tuple[str, str]:
     title = (f"{fmt_count(f.fleet_devices)} devices serve {fmt_count(f.users)} users within "
              f"{fmt_time(f.tpot_slo_s)} ({basis(f)})")
     kv = f.kv_limit_by_size[f.replica_index]
-    detail = (f"{counted(f.fleet_replicas, 'replica')} of {sz.devices_per_replica}; decode "
-              f"sizing holds {fmt_count(sz.users_per_replica)} users per replica (KV allows "
+    detail = (f"{counted(f.fleet_replicas, 'replica')} of {f.fleet_devices_per_replica}; "
+              f"the decode sizing's replica of {sz.devices_per_replica} holds "
+              f"{fmt_count(sz.users_per_replica)} users (KV allows "
               f"{fmt_count(kv)}, TPOT {fmt_count(sz.batch_at_slo)}); provisioned "
               f"{fmt_num(f.provisioned_cost_per_day)} USD/day within the budget.")
     return title, detail
@@ -242,7 +251,7 @@ def _axes_math(f: FleetSizing) -> str:
 
 def _served_math(f: FleetSizing) -> str:
     mu = float(f.served_capacity_per_s or 0.0)
-    reps, dpr = int(f.served_replicas or 0), f.sizing.devices_per_replica
+    reps, dpr = int(f.served_replicas or 0), f.fleet_devices_per_replica
     lam, umax, mu_t = printed([f.demand_rate_per_s, f.max_utilisation, mu],
                               lambda v: _ceil(v[0] / (v[1] * v[2])) == reps)
     return ("<p>The fleet adds prefill (in the replica's capacity μ, requests/s) and "
@@ -255,7 +264,7 @@ def _served_math(f: FleetSizing) -> str:
 def _served_slots(f: FleetSizing, heads: str) -> str:
     """Why a served replica holds fewer sequences than the decode-only count (memory, its
     own step), or nothing when it holds them all."""
-    n = f.sizing.users_per_replica
+    n = f.served_sizing_slots
     mem, step = f.served_memory_slots or n, f.served_step_slots or n
     why = []
     if mem < n:
@@ -319,6 +328,14 @@ def takeaway(f: FleetSizing) -> str:
 
 LIMIT_WORDS = {"fit": "no replica serves it", "budget": "daily budget"}
 """Part B's two checks as the decision line names them."""
+
+
+def start_note(ctx: int, ctx0: int) -> str:
+    """The sentence naming Part B's starting candidate: a longer context per conversation."""
+    return (f"The controls start at a candidate under review: conversations that keep "
+            f"{fmt_count(ctx)} tokens of context ({fmt(ctx / ctx0, sig=2)}x the plan's "
+            f"{fmt_count(ctx0)}), the shortest longer context offered at which this fleet "
+            "fails.")
 
 
 def task(tr: Track) -> str:
