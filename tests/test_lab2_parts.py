@@ -373,6 +373,8 @@ def test_cloud_part_c_frontier_is_labkits_search(make_lab):
 
 def test_iphone_part_b_memory_wall_and_first_failure(make_lab):
     part = make_lab("iphone").part("B")
+    assert part.results["fails"]["ttft"] and part.start == {"context": 2048}  # the candidate
+    part.to_plan()
     assert part.results["first_failure"] == "ttft" and not any(part.results["fails"].values())
     _set(part, weight_bits=16)
     assert _is_failure(part.callouts["memory"]) and part.results["fails"]["memory"]

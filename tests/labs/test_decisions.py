@@ -9,6 +9,7 @@ list can only shrink honestly.
 
 from __future__ import annotations
 
+import html as html_lib
 import re
 
 import pytest
@@ -26,7 +27,6 @@ NOT_YET: dict[tuple[str, str, str], str] = {
     ("lab1", "robotaxi", "B"): "memory is never the wall for 8 cameras: needs its own part",
     ("lab1", "iphone", "C"): "one user has nothing to batch: needs its own part",
     ("lab2", "robotaxi", "A"): "a pass takes 1.54 ms of 30 at any precision and batch",
-    ("lab2", "iphone", "B"): "the default conversation fits every limit",
     ("lab2", "robotaxi", "B"): "8 cameras fit one SoC",
     ("lab2", "cloud_fleet", "C"): "the layout part states no task yet",
     ("lab2", "iphone", "C"): "the hand-off comparison states no task yet",
@@ -43,7 +43,7 @@ CASES = [(lab, track, letter) for lab in sorted(LABS) for track in TRACKS for le
 
 
 def _text(html: str) -> str:
-    return re.sub(r"<[^>]+>", "", html)
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", html))
 
 
 @pytest.fixture(scope="module")

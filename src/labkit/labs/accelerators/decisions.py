@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from labkit.core.format import counted, fmt_count, fmt_time
+from labkit.core.format import counted, fmt, fmt_count, fmt_time
 from labkit.labs.common import Decision, Settings
 from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.plans.cnn_roofline import cnn_view
@@ -36,6 +36,23 @@ def part_d(part: Any, s: Settings) -> Decision:
     standing = ("every constraint passes" if chk.feasible else
                 "fails: " + ", ".join(n.replace("_", " ") for n in chk.failed))
     return Decision(f"a design that meets every constraint ({names})", chk.feasible, standing)
+
+
+def longer_context_start(part: Any, ctx0: int) -> tuple[dict[str, object], str]:
+    """Where a part whose plan passes its task starts: a candidate under review, the
+    shortest longer context its slider offers at which the plan fails, and the sentence
+    saying so (({}, "") where the plan fails already, or no longer context fails)."""
+    s0 = part.settings()
+    if not part._decision(s0).passed:
+        return {}, ""
+    longer = (v for _, v in part.controls["context"].options if v > ctx0)
+    ctx = next((c for c in longer if not part._decision({**s0, "context": c}).passed), None)
+    if ctx is None:
+        return {}, ""
+    return {"context": ctx}, (
+        f"The controls start at a candidate under review: a context of {fmt_count(ctx)} "
+        f"tokens ({fmt(ctx / ctx0, sig=2)}x the plan's {fmt_count(ctx0)}), the shortest "
+        "longer one offered at which the plan fails.")
 
 
 def _decode_task(part: Any, v: Any) -> tuple[bool, list[str]]:

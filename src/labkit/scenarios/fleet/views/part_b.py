@@ -12,6 +12,7 @@ import labkit.scenarios.fleet.views.part_b_spec as spec
 from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_num, fmt_time
 from labkit.labs.accelerators.base import Part
+from labkit.labs.accelerators.decisions import longer_context_start
 from labkit.labs.accelerators.edge_view import limits_decision
 from labkit.labs.common import (
     ALL,
@@ -75,7 +76,7 @@ class PartBFleet(Part):
         self.default_sizing = self._size(self.u0, self.ctx0, self.cls0, tr.weight_bits,
                                          int(tr.kv_bits or 16))
         self._expected = self.default_sizing.sizing.binding_axis
-        self._start_at(*self._start())
+        self._start_at(*longer_context_start(self, self.ctx0))
         ax, ay = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
         self.s_axes = ay
         self.axis_names = list(spec.BAR_NAMES)
@@ -157,17 +158,6 @@ class PartBFleet(Part):
         return limits_decision(spec.task(self.track),
                                {"fit": not f.feasible, "budget": f.feasible and f.over_budget},
                                spec.LIMIT_WORDS)
-
-    def _start(self) -> tuple[dict[str, object], str]:
-        """A candidate under review, where the track's plan passes: the shortest longer
-        context the slider offers at which this fleet fails its task ({} if none)."""
-        s0 = self.settings()
-        if not self._decision(s0).passed:
-            return {}, ""
-        longer = (v for _, v in self.controls["context"].options if v > self.ctx0)
-        ctx = next((c for c in longer if not self._decision({**s0, "context": c}).passed),
-                   None)
-        return ({}, "") if ctx is None else ({"context": ctx}, spec.start_note(ctx, self.ctx0))
 
     def moves(self, s: Settings, check: str) -> tuple[Move, ...]:
         """Recovery moves for failing ``check`` ('infeasible' or 'budget'): one control on

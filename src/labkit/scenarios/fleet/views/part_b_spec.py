@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt, fmt_count, fmt_num, fmt_pct, fmt_time, tex_num
+from labkit.core.format import counted, fmt_count, fmt_num, fmt_pct, fmt_time, tex_num
 from labkit.labs.common import CheckSpec, Spec, html_table
 from labkit.scenarios.fleet.plan.capacity import MAX_REPLICA_DEVICES, FleetSizing
 from labkit.tracks import Track
@@ -328,14 +328,6 @@ def takeaway(f: FleetSizing) -> str:
 
 LIMIT_WORDS = {"fit": "no replica serves it", "budget": "daily budget"}
 """Part B's two checks as the decision line names them."""
-
-
-def start_note(ctx: int, ctx0: int) -> str:
-    """The sentence naming Part B's starting candidate: a longer context per conversation."""
-    return (f"The controls start at a candidate under review: conversations that keep "
-            f"{fmt_count(ctx)} tokens of context ({fmt(ctx / ctx0, sig=2)}x the plan's "
-            f"{fmt_count(ctx0)}), the shortest longer context offered at which this fleet "
-            "fails.")
 
 
 def task(tr: Track) -> str:

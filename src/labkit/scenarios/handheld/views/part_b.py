@@ -13,6 +13,7 @@ from labkit import ui as lw
 from labkit.core.format import fmt_count
 from labkit.core.units import J_PER_MWH
 from labkit.labs.accelerators.base import Part
+from labkit.labs.accelerators.decisions import longer_context_start
 from labkit.labs.accelerators.edge_view import lever_text, levers_for, limits_decision
 from labkit.labs.common import (
     ALL,
@@ -106,6 +107,7 @@ class PartBHandheld(Part):
         self.default_walls = self._walls(tr.weight_bits, tr.kv_bits, self.req0)
         self._expected = self.default_walls.first
         self.levers: dict[str, tuple[str, object] | None] = {}
+        self._start_at(*longer_context_start(self, self.ctx0))
         self._setup_memory_chart()
         self._setup_speed_chart()
         self._setup_energy_chart()
