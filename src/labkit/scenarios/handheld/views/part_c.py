@@ -10,7 +10,7 @@ import numpy as np
 
 import labkit.scenarios.handheld.views.spec as spec
 from labkit import ui as lw
-from labkit.core.format import fmt_count, fmt_time, format_bytes, tex_num
+from labkit.core.format import fmt_count, fmt_energy, fmt_time, format_bytes, tex_num
 from labkit.core.grids import pow2
 from labkit.core.units import J_PER_MWH
 from labkit.labs.accelerators.base import Part
@@ -18,6 +18,7 @@ from labkit.labs.accelerators.edge_view import lever_text, levers_for, tex_count
 from labkit.labs.common import (
     ALL,
     CheckSpec,
+    Decision,
     Settings,
     Spec,
     computed,
@@ -61,6 +62,7 @@ class PartCHandheld(Part):
 
 
     letter = "C"
+    primary = ("route", "output", "link")
 
     def _setup(self) -> None:
         tr = self.track
@@ -81,12 +83,18 @@ class PartCHandheld(Part):
         c["link"] = lw.choice_control("Radio", [(get_link(k).name, k) for k in self.links],
                                       self.links[0], style="toggle")
         c["weight_bits"] = lw.precision_control("On-device weight precision", tr.weight_bits)
+        c["route"] = lw.choice_control("Answer on", [(v, k) for k, v in spec.ROUTES.items()],
+                                       "on_device", style="toggle")
         self.out_grid = np.unique(np.geomspace(16, max(outs), 25).round()).astype(int)
         dev = phone_device(tr, self.p0, self.n0, tr.weight_bits)
         cloud = phone_cloud(self.p0, self.n0, self.links[0])
         self.default_pair = (dev, cloud)
         self._expected = "on_device" if dev.energy_j < cloud.energy_j else "cloud"
         self.levers: dict[str, tuple[str, object] | None] = {}
+        loser = next((r for r in spec.ROUTES
+                      if not self._decision({**self.settings(), "route": r}).passed), None)
+        if loser is not None:
+            self._start_at({"route": loser}, spec.c_start_note(loser))
         self._setup_bar_charts()
         ox = lw.make_scale("log", float(self.out_grid[0]), float(self.out_grid[-1]))
         oy = lw.make_scale("log", 0.1, 10.0)
@@ -100,7 +108,7 @@ class PartCHandheld(Part):
                                     label="your reply", legend=True)
         self.figures["crossover"] = lw.figure(
             [self.m_o, self.m_o_x, self.m_o_pt], ox, oy, x_label="reply length (tokens, log)",
-            y_label="phone energy per request (J, log)",
+            y_label="phone energy per request (mWh, log)",
             title="Short replies: the radio's fixed cost; long ones: the SoC's", legend=True,
             legend_location="top-left", x_tick_format=".0f", y_tick_format=".3~g", height=280)
         for name in LIMITS:
@@ -156,16 +164,37 @@ class PartCHandheld(Part):
 
     @computed("prompt", "weight_bits", "link")
     def _curves(self, s: Settings) -> tuple[np.ndarray, np.ndarray, float | None]:
-        """Device and cloud energy over the reply-length grid, and where they cross."""
+        """Device and cloud energy (mWh) over the reply-length grid, and where they cross."""
         prompt = int(s["prompt"])
         dev_curve = phone_device_curve(self.track, prompt, int(s["weight_bits"]),
-                                       self.out_grid)
-        cloud_curve = phone_cloud_curve(prompt, self.out_grid, str(s["link"]))
+                                       self.out_grid) / MWH_J   # mWh, as the cards
+        cloud_curve = phone_cloud_curve(prompt, self.out_grid, str(s["link"])) / MWH_J
         fits = phone_device_fits(self.track, prompt, int(s["weight_bits"]), self.out_grid)
         k = int(fits.sum())  # the device fits the shorter replies only
         cross = (crossover(self.out_grid[:k], dev_curve[:k], cloud_curve[:k]) if k > 1
                  else None)
         return dev_curve, cloud_curve, cross
+
+    def _decision(self, s: Settings) -> Decision:
+        """The path chosen keeps its limits, and the other does not or costs more energy."""
+        fails = self._check(s)
+        mine = str(s["route"])
+        other = next(r for r in spec.ROUTES if r != mine)
+        keeps = {r: not any(fails[k] for k in spec.C_LIMITS[r]) for r in spec.ROUTES}
+        same = s == self.settings()
+        dev = self._dev(s) if same else self._device_at(s)
+        cloud = self._cl(s) if same else phone_cloud(int(s["prompt"]), int(s["output"]),
+                                                     str(s["link"]))
+        joules = {"on_device": dev.energy_j, "cloud": cloud.energy_j}
+        if not keeps[mine]:
+            bad = [w for k, w in spec.C_LIMITS[mine].items() if fails[k]]
+            return Decision(spec.c_task(), False, "fails: " + ", ".join(bad))
+        if keeps[other] and joules[other] < joules[mine]:
+            return Decision(spec.c_task(), False,
+                            f"{spec.ROUTES[other]} keeps its limits at "
+                            f"{fmt_energy(joules[other])}, less than {fmt_energy(joules[mine])}")
+        return Decision(spec.c_task(), True,
+                        f"it keeps its limits at {fmt_energy(joules[mine])}")
 
     def _winner(self, s: Settings) -> str:
         dev = self._dev(s)
@@ -230,11 +259,11 @@ class PartCHandheld(Part):
             "device_oom": dev.oom, "cloud_energy_j": cl.energy_j, "cloud_ttft_s": cl.ttft_s,
             "cloud_total_s": cl.total_s, "up_bytes": cl.up_bytes, "down_bytes": cl.down_bytes,
             "radio_fixed_j": cl.transfer.wake_j + cl.transfer.tail_j,
-            "crossover_output_tokens": cross, "winner": winner,
+            "crossover_output_tokens": cross, "winner": winner, "route": str(s["route"]),
             "server_ttft_s": self.server_ttft, "server_tpot_s": self.server_tpot,
             "expected": self._expected,
         }
-        self._set_readout(metric_cards(spec.c_cards(dev, cl, winner, cross)))
+        self._set_readout(metric_cards(spec.c_cards(dev, cl, winner, cross, str(s["route"]))))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:

@@ -214,10 +214,12 @@ def c_checkpoint(link: Link) -> CheckSpec:
     return q, opts, "fixed_cost", feedback_map(opts, "fixed_cost", good, bad)
 
 
-def c_cards(dev: PhoneDevice, cloud: Handoff, winner: str,
-            cross: float | None) -> list[tuple[str, str, str, str]]:
-    """Part C's readout; the device is quoted only where it holds the model."""
-    where = "on the device" if winner == "on_device" else "in the cloud"
+def c_cards(dev: PhoneDevice, cloud: Handoff, winner: str, cross: float | None,
+            mine: str) -> list[tuple[str, str, str, str]]:
+    """Part C's readout (``mine``: the path the student chose, named on the energy card);
+    the device is quoted only where it holds the model."""
+    where = ("on the device" if winner == "on_device" else "in the cloud") + (
+        " (yours)" if winner == mine else f" (you answer on {ROUTES[mine]})")
     if dev.oom:
         oom = (f"the device cannot hold it ({format_bytes(dev.memory_bytes)} vs "
                f"{format_bytes(dev.usable_bytes)})")
@@ -268,3 +270,21 @@ def b_task(tr: Track) -> str:
     """Part B's task: the conversation within every limit of the phone."""
     return (f"serve this conversation within the app's memory, a mean TPOT of "
             f"{fmt_time(tr.slo_s)}, the first-token limit and the {tr.budget_text} a day budget")
+
+
+ROUTES = {"on_device": "the phone", "cloud": "the cloud (hand-off)"}
+"""Part C's two paths as the "Answer on" control names them."""
+
+C_LIMITS = {"on_device": {"oom": "memory", "device_slo": "TPOT", "energy": "battery budget"},
+            "cloud": {"cloud_ttft": "first-token limit"}}
+"""The limits each path must keep (Part C's checks), as the decision line names them."""
+
+
+def c_task() -> str:
+    """Part C's task: the path that keeps its limits at the lower phone energy."""
+    return ("answer on the path -- the phone or a hand-off to the cloud -- that keeps its "
+            "limits at the lower phone energy")
+
+
+def c_start_note(route: str) -> str:
+    return f"The controls start at answering on {ROUTES[route]}, the candidate under review."
