@@ -251,6 +251,7 @@ def test_part_c_step_and_per_token_are_labelled_and_rederive(parts):
 
 def test_part_c_tpot_is_the_mean_and_the_stall_a_gap(parts):
     _, c = parts
+    c.to_plan()   # the track's own layout (TP4), not the one-device candidate
     d = _text(c.callouts["disagg"].detail)
     r = c.results
     assert c.callouts["disagg"].active and fmt_time(r["tpot_colocated_s"]) in d

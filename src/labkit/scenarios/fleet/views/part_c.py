@@ -15,9 +15,18 @@ from dataclasses import asdict
 import labkit.scenarios.fleet.views.part_c_paper as paper
 import labkit.scenarios.fleet.views.part_c_spec as spec
 from labkit import ui as lw
-from labkit.core.format import fmt_pct
+from labkit.core.format import counted, fmt_pct
 from labkit.core.grids import pow2
-from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Decision,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
+)
 from labkit.registries.models import Model
 from labkit.scenarios.fleet.plan.sizing import (
     AXES,
@@ -66,8 +75,9 @@ class PartCFleet(FleetCCharts):
     shows = (("ttft", "ttft_s"), ("tpot", "step_s"))
 
     def shown_basis(self, name: str) -> str:
-        """The step at the full context with its collectives (Lab 1: the mean context)."""
-        return spec.STEP_BASIS if name == "tpot" else ""
+        """At the starting candidate, its sentence; else the step at the full context with
+        its collectives (Lab 1: the mean context)."""
+        return super().shown_basis(name) or (spec.STEP_BASIS if name == "tpot" else "")
 
 
     letter = "C"
@@ -90,6 +100,9 @@ class PartCFleet(FleetCCharts):
         s0 = self.plans.search_for(m.id, "weights")
         self.default_search = s0
         self._expected = "none fits" if s0 is None else layout_label(s0.chosen.degrees)
+        one = {a: 1 for a in AXES if a in self.controls}
+        if not self._decision({**self.settings(), **one}).passed:
+            self._start_at(one, spec.C_START_NOTE)
         self._setup_bar_charts()
         self._setup_pareto_chart()
         self._setup_stop_chart()
@@ -149,6 +162,23 @@ class PartCFleet(FleetCCharts):
     def _tiers(self, s: Settings) -> tuple[TierRow, ...]:
         """The paper's tiers with this model, and your layout's row when it is one."""
         return self.plans.tiers(self._layout(s))
+
+    def _decision(self, s: Settings) -> Decision:
+        """The fewest devices that keep every limit, for the problem picked."""
+        lay = (self._layout(s) if s == self.settings() else
+               self.plans.evaluate(str(s["model"]), str(s["symptom"]), self._degrees(s)))
+        if lay.config is None:
+            return Decision(spec.C_TASK, False, "fails: not a possible layout")
+        bad = [w for k, w in spec.C_LIMIT_WORDS.items() if not CHECKS[k](lay)]
+        if bad:
+            return Decision(spec.C_TASK, False, "fails: " + ", ".join(bad))
+        sr = self.plans.search_for(lay.model.id, lay.key)
+        here = counted(lay.devices, "device")
+        if sr is not None and lay.devices > sr.chosen.devices:
+            return Decision(spec.C_TASK, False,
+                            f"it keeps them on {here}; {layout_label(sr.chosen.degrees)} "
+                            f"does on {counted(sr.chosen.devices, 'device')}")
+        return Decision(spec.C_TASK, True, f"it keeps them on {here}, the fewest")
 
     def moves(self, s: Settings, check: str) -> tuple[Move, ...]:
         """Degrees on screen that, each moved alone, make ``check`` pass."""

@@ -183,3 +183,11 @@ def status(candidate: bool, fits: bool | None, meets: bool | None) -> str:
         return "not a possible layout"
     return (("fits" if fits else "does not fit")
             + (" and its step meets" if meets else " and its step misses") + " the TPOT budget")
+
+
+C_LIMIT_WORDS = {"oom": "memory", "slo": "TPOT", "ttft": "TTFT"}
+"""The limits Part C's task keeps (its checks), as the decision line names them."""
+
+C_TASK = ("the layout with the fewest devices that fits memory and keeps the TPOT budget and "
+          "the first-token limit, for the problem you picked")
+C_START_NOTE = "The controls start at one device per replica (every degree 1)."
