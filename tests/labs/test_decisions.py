@@ -28,7 +28,6 @@ NOT_YET: dict[tuple[str, str, str], str] = {
     ("lab1", "iphone", "C"): "one user has nothing to batch: needs its own part",
     ("lab2", "robotaxi", "A"): "a pass takes 1.54 ms of 30 at any precision and batch",
     ("lab2", "robotaxi", "B"): "8 cameras fit one SoC",
-    ("lab2", "robotaxi", "D"): "the default design and the model as released are feasible",
 }
 """(lab, track, part) -> why its plan does not yet fail a task at the defaults."""
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from labkit.core.format import counted, fmt, fmt_count, fmt_time
+from labkit.core.grids import PRECISIONS
+from labkit.labs.accelerators.part_d_spec import constraint_label
 from labkit.labs.common import Decision, Settings
 from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.plans.cnn_roofline import cnn_view
@@ -15,26 +17,32 @@ from labkit.plans.design import Config, design_check
 
 ACHIEVABLE = "achievable"
 
-D_START_NOTE = f"The controls start at the model as released ({AS_RELEASED_BITS}-bit weights)."
-
-
-def d_start(track: Any, d0: Config) -> Config:
-    """Where Part D's controls start: the scenario's defaults, or -- where those already
-    meet every constraint -- the same design with the weights as released
-    (:data:`AS_RELEASED_BITS`), if that fails one (a candidate under review)."""
+def d_start(track: Any, d0: Config) -> tuple[Config, str]:
+    """Where Part D's controls start, and the sentence saying so: the scenario's defaults,
+    or -- where those already meet every constraint -- the same design with the weights as
+    released (:data:`AS_RELEASED_BITS`) if that fails one, else with the lowest weight
+    precision that fails one (a smaller engine under review)."""
     if "weight_bits" not in d0 or not design_check(track, d0).feasible:
-        return dict(d0)
-    released = {**d0, "weight_bits": AS_RELEASED_BITS}
-    return released if not design_check(track, released).feasible else dict(d0)
+        return dict(d0), ""
+    lower = [b for b in PRECISIONS if b < int(d0["weight_bits"])]
+    for bits in [AS_RELEASED_BITS, *lower]:
+        if bits == d0["weight_bits"]:
+            continue
+        candidate = {**d0, "weight_bits": bits}
+        if not design_check(track, candidate).feasible:
+            what = ("the model as released" if bits == AS_RELEASED_BITS else
+                    "a candidate under review, a smaller engine")
+            return candidate, f"The controls start at {what} ({bits}-bit weights)."
+    return dict(d0), ""
 
 
 def part_d(part: Any, s: Settings) -> Decision:
     """Every constraint of the design check at once."""
     last = getattr(part, "last_check", None)   # this move's refresh has checked it already
     chk = last[1] if last is not None and last[0] == dict(s) else part.check(s)
-    names = ", ".join(n.replace("_", " ") for n in chk.constraints)
+    names = ", ".join(constraint_label(n) for n in chk.constraints)
     standing = ("every constraint passes" if chk.feasible else
-                "fails: " + ", ".join(n.replace("_", " ") for n in chk.failed))
+                "fails: " + ", ".join(constraint_label(n) for n in chk.failed))
     return Decision(f"a design that meets every constraint ({names})", chk.feasible, standing)
 
 

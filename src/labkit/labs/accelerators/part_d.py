@@ -74,17 +74,17 @@ class PartD(Part):
     def _setup(self) -> None:
         tr = self.track
         self.defaults = design_defaults(tr)
-        d0 = decisions.d_start(tr, self.defaults)
+        d0, note = decisions.d_start(tr, self.defaults)
         self.levers: dict[str, tuple[str, object] | None] = {}  # failing -> (key, value)
         self.reference = reference_design(tr)
         self.design = scenario_for(tr)
         self.views = views(self.scenario)
         for key in self.design.design_keys:
-            control = self._control(key, d0)
+            control = self._control(key, self.defaults)
             if control is not None:
                 self.controls[key] = control
-        if d0 != self.defaults:
-            self._start_at(d0, decisions.D_START_NOTE)
+        if note:
+            self._start_at({k: v for k, v in d0.items() if self.defaults.get(k) != v}, note)
         self.default_check = design_check(tr, d0)
         self.names = list(self.default_check.constraints)
         self._expected = self._computed_answer()

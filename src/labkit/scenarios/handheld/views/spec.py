@@ -282,7 +282,7 @@ C_LIMITS = {"on_device": {"oom": "memory", "device_slo": "TPOT", "energy": "batt
 
 def c_task() -> str:
     """Part C's task: the path that keeps its limits at the lower phone energy."""
-    return ("answer on the path -- the phone or a hand-off to the cloud -- that keeps its "
+    return ("answer on the path (the phone, or a hand-off to the cloud) that keeps its "
             "limits at the lower phone energy")
 
 
