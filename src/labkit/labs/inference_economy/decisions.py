@@ -90,7 +90,7 @@ def part_b(part: Any, s: Settings) -> Decision:
     tr = part.track
     cap = part._capacity(s)
     slots = counted(part.slots, tr.state_noun, tr.state_nouns)
-    standing = ("the weights and one of them do not fit" if cap.oom else
+    standing = (f"the weights and one {tr.state_noun} do not fit" if cap.oom else
                 f"{counted(cap.max_sessions, tr.state_noun, tr.state_nouns)} fit")
     task = (f"hold the weights and one {tr.state_noun}" if part.slots == 1 else
             f"hold the weights and {slots}, the batch the scheduler keeps")
