@@ -288,3 +288,26 @@ def test_plans_fleet_is_small():
         if isinstance(node, ast.FunctionDef):
             assert node.end_lineno - node.lineno + 1 <= 60, node.name
 
+
+
+def test_part_b_names_the_replica_size_it_serves_on_when_not_the_sizings(parts):
+    """Where the served fleet takes another replica size than the decode-only sizing's,
+    the served callout says so: both sizes, and what the sizing's own size would need (or
+    that it cannot be served); the fleet's count is the smaller."""
+    b, _ = parts
+    seen = 0
+    for _, users in b.controls["users"].options[::2]:
+        b.controls["users"].value = users
+        r, text = b.results, _text(b.callouts["served"].value)
+        if r["served_devices"] is None or \
+                r["served_devices_per_replica"] == r["devices_per_replica"]:
+            continue
+        seen += 1
+        assert f"The sizing's replicas of {r['devices_per_replica']} devices" in text, text
+        assert f"replicas of {r['served_devices_per_replica']} devices" in text
+        if r["same_shape_devices"] is None:
+            assert "cannot be served" in text
+        else:
+            assert f"would need {r['same_shape_devices']:,} devices" in text
+            assert r["served_devices"] < r["same_shape_devices"]
+    assert seen >= 2, "no demand on the grid is served on another replica size"

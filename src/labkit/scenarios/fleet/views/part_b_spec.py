@@ -169,9 +169,11 @@ def served_text(f: FleetSizing) -> str:
     if sdpr == dpr:
         which = f"The same replicas{slots} need"
     else:
-        own = (f"would need {fmt_count(f.same_shape_devices)} devices"
-               if f.same_shape_devices is not None else "cannot keep the budget")
-        which = (f"The sizing's replicas of {counted(dpr, 'device')} {own} once served; "
+        own = (f"would need {fmt_count(f.same_shape_devices)} devices once served"
+               if f.same_shape_devices is not None else
+               "cannot be served (with each step's communication and the memory reserve "
+               "counted)")
+        which = (f"The sizing's replicas of {counted(dpr, 'device')} {own}; "
                  f"replicas of {counted(sdpr, 'device')}{slots} need the fewest,")
     return (head + f"Then prefill: each request also needs {fmt_time(f.prefill_s)} of "
             f"prefill on a replica of {counted(sdpr, 'device')} "
