@@ -411,3 +411,21 @@ def test_every_question_carries_its_keyboard_guard(tmp_path):
         assert QUESTION_CLASS in q.widget._dom_classes
         assert sum(isinstance(c, KeyGuard) for c in q.widget.children) == 1
         assert "data-lm-suppress-shortcuts" in KeyGuard._esm and QUESTION_CLASS in KeyGuard._esm
+
+
+@pytest.mark.parametrize(("lo", "hi", "labels"), [
+    (0.1, 1000.0, ["0.1", "1", "10", "100", "1,000"]),
+    (1.0, 1e5, ["1", "10", "100", "1,000", "10,000", "100,000"]),
+    (1e7, 1e9, ["10M", "20M", "50M", "100M", "200M", "500M", "1G"]),
+])
+def test_a_log_axis_with_no_format_writes_plain_numbers_where_it_can(lo, hi, labels):
+    """No named format: plain numbers from 0.001 to 999,999 (a ratio of 0.1 is "0.1", not
+    "100m"), SI prefixes beyond (10M, 1G); never e-notation."""
+    from labkit.ui.charts import default_log_format
+
+    ys = lw.make_scale("log", lo, hi)
+    fig = lw.figure([lw.line_mark([1.0, 2.0], [lo, hi], lw.make_scale("linear"), ys)],
+                    lw.make_scale("linear"), ys, x_label="x", y_label="y (log)")
+    axis = next(a for a in fig.axes if a.orientation == "vertical")
+    assert lw.tick_labels(axis) == labels
+    assert default_log_format([1e-4, 1.0]) == lw.LOG_TICK_FORMAT   # 100µ: the range needs SI

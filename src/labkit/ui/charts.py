@@ -223,6 +223,7 @@ def lin_top(values: object, floor: float = 1.0, pad: float = 1.25) -> float:
 # -- log-axis ticks -------------------------------------------------------------------------
 
 LOG_TICK_FORMAT = ".3~s"
+PLAIN_LOG_FORMAT = ",.3~g"
 """The labels of a log axis whose own tick format cannot tell its ticks apart (2k, 5k)."""
 MAX_LOG_TICKS = 7
 """The most ticks :func:`log_ticks` puts on a log axis (labels stay clear of each other)."""
@@ -262,6 +263,14 @@ def tick_labels(axis: bq.Axis) -> list[str]:
     return [d3_format(axis.tick_format, float(v)) for v in np.asarray(values).ravel()]
 
 
+def default_log_format(ticks: Sequence[float]) -> str:
+    """A log axis's tick format when its figure names none: plain numbers where every tick
+    reads as one (0.001 to 999,999: ``0.1``, ``1``, ``10,000``), SI prefixes where the range
+    needs them (:data:`LOG_TICK_FORMAT`: ``10M``, ``1G``) -- never e-notation."""
+    lo, hi = min(ticks), max(ticks)
+    return plain_g(PLAIN_LOG_FORMAT, ticks) if lo >= 1e-3 and hi < 1e6 else LOG_TICK_FORMAT
+
+
 def _follow_log_scale(axis: bq.Axis, tick_format: str | None, *, fixed: bool) -> None:
     """Keep a log ``axis``'s ticks (unless ``fixed``) and format in step with its scale."""
     scale = axis.scale
@@ -273,7 +282,7 @@ def _follow_log_scale(axis: bq.Axis, tick_format: str | None, *, fixed: bool) ->
                  else log_ticks(scale.min, scale.max))
         if not ticks:
             return
-        fmt = plain_g(tick_format, ticks) if tick_format else LOG_TICK_FORMAT
+        fmt = plain_g(tick_format, ticks) if tick_format else default_log_format(ticks)
         labels = [d3_format(fmt, t) for t in ticks]
         if len(set(labels)) < len(labels):
             fmt = LOG_TICK_FORMAT
