@@ -501,10 +501,12 @@ class FleetReconciliation:
 
 def fleet_reconciliation(track: str | Track, sizing: Sizing, *, demand_rate_per_s: object,
                          weight_bits: int, kv_bits: int, context_tokens: object = None,
-                         slots: int | None = None) -> FleetReconciliation:
+                         slots: int | None = None,
+                         release: ServingPlan | None = None) -> FleetReconciliation:
     """Size ``demand_rate_per_s`` (requests/s) both ways, from a feasible ``sizing``;
     ``slots`` (default: the sizing's sequences per replica) caps the same-shape plan's
-    batch (a replica whose own step, communication included, holds fewer).
+    batch (a replica whose own step, communication included, holds fewer); ``release``:
+    the release shape's plan at the same demand and precisions, where already computed.
 
     prefill_share = mu x p(1): a saturated replica serves mu requests/s and stalls p(1)
     seconds on each prefill (continuous batching's capacity 1 / (p(1) + L (tau + o) / B)).
@@ -518,8 +520,10 @@ def fleet_reconciliation(track: str | Track, sizing: Sizing, *, demand_rate_per_
                                     min(sizing.users_per_replica,
                                         v.positive_int("slots", slots))),
                         context_tokens=context_tokens, with_baseline=False)
-    release = serving_plan(tr, demand_rate_per_s=demand_rate_per_s, weight_bits=weight_bits,
-                           kv_bits=kv_bits, context_tokens=context_tokens, with_baseline=False)
+    if release is None:
+        release = serving_plan(tr, demand_rate_per_s=demand_rate_per_s,
+                               weight_bits=weight_bits, kv_bits=kv_bits,
+                               context_tokens=context_tokens, with_baseline=False)
     prefill = 0.0
     if same.feasible:
         kw = track_inputs(tr, batch_size=1, weight_bits=weight_bits, kv_bits=kv_bits,

@@ -26,7 +26,7 @@ from labkit.plans.scenarios.common import (
     serving_device,
     slo_tpot,
 )
-from labkit.plans.serving import fleet_reconciliation
+from labkit.plans.serving import ServingPlan, fleet_reconciliation, serving_plan
 from labkit.plans.workload import session_capacity, track_phases
 from labkit.registries.models import get_model
 from labkit.scenarios.fleet.plan.scenario import AXES, fleet_sizing, per_replica_limits
@@ -221,13 +221,15 @@ class FleetSizing:
 
 
 def _served_on(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int,
-               tpot: float) -> dict[str, object]:
-    """The served fleet (prefill and the utilisation cap) on ``sz``'s replica shape."""
+               tpot: float, release: ServingPlan) -> dict[str, object]:
+    """The served fleet (prefill and the utilisation cap) on ``sz``'s replica shape, beside
+    ``release``, Lab 1's release plan at the same demand and precisions."""
     shape = (sz.devices_per_replica, 1, 1, 1)   # Lab 1's replica: TP over its devices
     step_slots, step_s = replica_slots(tr, wb, kb, shape, context=ctx, tpot_slo_s=tpot)
     laid = math.isfinite(step_s)   # not a layout (NaN): the sizing's own count stands
     rec = fleet_reconciliation(tr, sz, demand_rate_per_s=demand, weight_bits=wb, kv_bits=kb,
-                               context_tokens=ctx, slots=step_slots if laid else None)
+                               context_tokens=ctx, slots=step_slots if laid else None,
+                               release=release)
     same, rel = rec.same_shape, rec.release
     tp, cp, pp, ep = shape
     out: dict[str, object] = dict(
@@ -275,13 +277,15 @@ def _served(tr: Track, sz: Sizing, demand: float, wb: int, kb: int, ctx: int, tp
         release_devices_per_replica=None, release_slots=None, release_cost_per_day=None)
     if not sz.feasible:
         return empty
-    own = dict(empty, **_served_on(tr, sz, demand, wb, kb, ctx, tpot))
+    release = serving_plan(tr, demand_rate_per_s=demand, weight_bits=wb, kv_bits=kb,
+                           context_tokens=ctx, with_baseline=False)   # one for every size
+    own = dict(empty, **_served_on(tr, sz, demand, wb, kb, ctx, tpot, release))
     best = own
     for i in range(len(REPLICA_SIZES)):
         alt = _at_size(sz, i, b_kv, b_slo)
         if alt is None or alt.devices_per_replica == sz.devices_per_replica:
             continue
-        out = dict(empty, **_served_on(tr, alt, demand, wb, kb, ctx, tpot))
+        out = dict(empty, **_served_on(tr, alt, demand, wb, kb, ctx, tpot, release))
         if out["served_devices"] is not None and (
                 best["served_devices"] is None
                 or int(out["served_devices"]) < int(best["served_devices"])):  # type: ignore[call-overload]
