@@ -411,6 +411,8 @@ def test_ring_parts_b_and_c(make_lab):
 def test_robotaxi_parts_b_and_c(make_lab):
     lab = make_lab("robotaxi")
     b = lab.part("B")
+    assert b.start == {"cameras": 20} and _is_failure(b.callouts["deadline"])  # the candidate
+    b.to_plan()
     assert b.callouts["boundary"].active
     # a frame takes 1.54 ms (tensor work + tile tails 0.70 ms, 168 launches 0.84 ms): 20
     # simultaneous frames miss 30 ms before 20 cameras' energy (20 x 18.5 Wh/day) reaches

@@ -27,7 +27,6 @@ NOT_YET: dict[tuple[str, str, str], str] = {
     ("lab1", "robotaxi", "B"): "memory is never the wall for 8 cameras: needs its own part",
     ("lab1", "iphone", "C"): "one user has nothing to batch: needs its own part",
     ("lab2", "robotaxi", "A"): "a pass takes 1.54 ms of 30 at any precision and batch",
-    ("lab2", "robotaxi", "B"): "8 cameras fit one SoC",
 }
 """(lab, track, part) -> why its plan does not yet fail a task at the defaults."""
 

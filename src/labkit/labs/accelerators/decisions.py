@@ -14,6 +14,7 @@ from labkit.labs.common import Decision, Settings
 from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.plans.cnn_roofline import cnn_view
 from labkit.plans.design import Config, design_check
+from labkit.ui.controls import control_values
 
 ACHIEVABLE = "achievable"
 
@@ -46,21 +47,37 @@ def part_d(part: Any, s: Settings) -> Decision:
     return Decision(f"a design that meets every constraint ({names})", chk.feasible, standing)
 
 
-def longer_context_start(part: Any, ctx0: int) -> tuple[dict[str, object], str]:
-    """Where a part whose plan passes its task starts: a candidate under review, the
-    shortest longer context its slider offers at which the plan fails, and the sentence
-    saying so (({}, "") where the plan fails already, or no longer context fails)."""
+def first_failing_above(part: Any, key: str, base: float) -> Any:
+    """Where a part's plan passes its task: the first value above ``base`` control ``key``
+    offers at which the plan fails (None where the plan fails already, or no value does)."""
     s0 = part.settings()
     if not part._decision(s0).passed:
-        return {}, ""
-    longer = (v for _, v in part.controls["context"].options if v > ctx0)
-    ctx = next((c for c in longer if not part._decision({**s0, "context": c}).passed), None)
+        return None
+    above = (v for v in control_values(part.controls[key]) if float(v) > base)  # type: ignore[arg-type]
+    return next((v for v in above if not part._decision({**s0, key: v}).passed), None)
+
+
+def longer_context_start(part: Any, ctx0: int) -> tuple[dict[str, object], str]:
+    """A candidate under review where the plan passes: the shortest longer context the
+    slider offers at which the plan fails, and the sentence saying so."""
+    ctx = first_failing_above(part, "context", ctx0)
     if ctx is None:
         return {}, ""
     return {"context": ctx}, (
         f"The controls start at a candidate under review: a context of {fmt_count(ctx)} "
         f"tokens ({fmt(ctx / ctx0, sig=2)}x the plan's {fmt_count(ctx0)}), the shortest "
         "longer one offered at which the plan fails.")
+
+
+def more_cameras_start(part: Any, n0: int) -> tuple[dict[str, object], str]:
+    """A candidate under review where one SoC carries the plan's cameras: the smallest rig
+    the slider offers at which it fails (the hook's question: how many can it carry?)."""
+    n = first_failing_above(part, "cameras", n0)
+    if n is None:
+        return {}, ""
+    return {"cameras": n}, (
+        f"The controls start at a candidate under review: a rig of {fmt_count(n)} cameras "
+        f"(the plan has {fmt_count(n0)}), the fewest offered at which this plan fails.")
 
 
 def _decode_task(part: Any, v: Any) -> tuple[bool, list[str]]:

@@ -13,6 +13,7 @@ import labkit.scenarios.vehicle.views.spec as spec
 from labkit import ui as lw
 from labkit.core.format import fmt_count, fmt_pct, tex_num
 from labkit.labs.accelerators.base import Part, precision_floor_note
+from labkit.labs.accelerators.decisions import more_cameras_start
 from labkit.labs.accelerators.edge_view import (
     lever_text,
     levers_for,
@@ -76,6 +77,7 @@ class PartBVehicle(Part):
         self.names = list(VEHICLE_LIMITS)
         self.default_walls = camera_first(tr, tr.weight_bits, self.f0, int(self.cams[-1]))
         self._expected = self.default_walls[1]
+        self._start_at(*more_cameras_start(self, self.n0))
         self.batched = vehicle_batch(tr, tr.weight_bits, max(1, tr.batch_size))
         self.levers: dict[str, tuple[str, object] | None] = {}
         rx, ry = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
