@@ -13,10 +13,10 @@ from labkit.labs.accelerators.part_d_spec import constraint_label
 from labkit.labs.common import Decision, Settings
 from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.plans.cnn_roofline import cnn_view
+from labkit.plans.deployment import ACHIEVABLE
 from labkit.plans.design import Config, design_check
 from labkit.ui.controls import control_values
 
-ACHIEVABLE = "achievable"
 
 def d_start(track: Any, d0: Config) -> tuple[Config, str]:
     """Where Part D's controls start, and the sentence saying so: the scenario's defaults,

@@ -287,4 +287,5 @@ def c_task() -> str:
 
 
 def c_start_note(route: str) -> str:
+    """The sentence naming Part C's starting path (the one that loses at the defaults)."""
     return f"The controls start at answering on {ROUTES[route]}, the candidate under review."
