@@ -177,14 +177,11 @@ class PartCHandheld(Part):
 
     def _decision(self, s: Settings) -> Decision:
         """The path chosen keeps its limits, and the other does not or costs more energy."""
-        fails = self._check(s)
+        dev, cloud = self._pair(s)
+        fails = self._check(s, (dev, cloud))
         mine = str(s["route"])
         other = next(r for r in spec.ROUTES if r != mine)
         keeps = {r: not any(fails[k] for k in spec.C_LIMITS[r]) for r in spec.ROUTES}
-        same = s == self.settings()
-        dev = self._dev(s) if same else self._device_at(s)
-        cloud = self._cl(s) if same else phone_cloud(int(s["prompt"]), int(s["output"]),
-                                                     str(s["link"]))
         joules = {"on_device": dev.energy_j, "cloud": cloud.energy_j}
         if not keeps[mine]:
             bad = [w for k, w in spec.C_LIMITS[mine].items() if fails[k]]
@@ -200,12 +197,18 @@ class PartCHandheld(Part):
         dev = self._dev(s)
         return "on_device" if not dev.oom and dev.energy_j < self._cl(s).energy_j else "cloud"
 
-    def _check(self, s: Settings) -> dict[str, bool]:
+    def _pair(self, s: Settings) -> tuple[PhoneDevice, Handoff]:
+        """(device, cloud) at settings ``s``: the shared values at the controls' own."""
+        if s == self.settings():
+            return self._dev(s), self._cl(s)
+        return (self._device_at(s),
+                phone_cloud(int(s["prompt"]), int(s["output"]), str(s["link"])))
+
+    def _check(self, s: Settings,
+               pair: tuple[PhoneDevice, Handoff] | None = None) -> dict[str, bool]:
         """Which limit fails with settings ``s`` (also the recovery hints' check)."""
         tr = self.track
-        dev = self._device_at(s) if s != self.settings() else self._dev(s)
-        cloud = (phone_cloud(int(s["prompt"]), int(s["output"]), str(s["link"]))
-                 if s != self.settings() else self._cl(s))
+        dev, cloud = self._pair(s) if pair is None else pair
         limit = float(tr.ttft_slo_s) if tr.ttft_slo_s else float("inf")
         return {"oom": dev.oom, "device_slo": (not dev.oom) and dev.tpot_s > tr.slo_s,
                 "cloud_ttft": cloud.ttft_s > limit,
