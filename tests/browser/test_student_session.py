@@ -464,10 +464,15 @@ class TestKeyboardOnly:
         expect(radios.nth(1)).to_be_checked()
         assert page.evaluate(active) == before, "ArrowDown moved the notebook's active cell"
         button = pred.get_by_role("button", name="Commit prediction")
+        # The kernel enables Commit once it has the choice; Tab skips a disabled button, so
+        # wait for it as a person would see it turn active, then Tab to it.
+        expect(button).to_be_enabled()
         for _ in range(6):   # Tab leaves the radio group for the Commit button
             page.keyboard.press("Tab")
             if button.evaluate("b => b === document.activeElement"):
                 break
+        assert button.evaluate("b => b === document.activeElement"), \
+            "Tab never reached the Commit button"
         page.keyboard.press("Enter")
         expect(pred.locator(".labkit-answer-status")).to_contain_text("committed:")
         page.wait_for_function(
