@@ -70,8 +70,12 @@ def test_arrival_processes():
     assert np.all(np.diff(a) >= 0) and np.mean(np.diff(a)) == pytest.approx(0.02, rel=0.05)
     p = arrival_times(240.0, n=800, process="periodic", streams=8, seed=0)
     assert p.size == 800 and np.all(np.diff(p) >= 0)
-    # each camera fires every 8 / 240 s: the merged stream repeats with that period
-    assert np.allclose(p[8:] - p[:-8], 8 / 240)
+    # the critical instant: all eight cameras fire at once first (the worst alignment)
+    assert np.all(p[:8] == 0.0) and np.all(p[8:] > 0.0)
+    # then each camera fires every 8 / 240 s from its own phase: the merged stream repeats
+    # with that period, and no camera fires sooner than one period after its first frame
+    assert np.allclose(p[16:] - p[8:-8], 8 / 240)
+    assert np.all(p[8:16] >= 8 / 240)
     one = arrival_times(1.0, n=10, process="periodic")
     assert np.allclose(np.diff(one), 1.0)
 

@@ -119,8 +119,12 @@ def arrival_times(rate_per_s: object, n: int = DEFAULT_REQUESTS, process: str = 
     """Sorted arrival times, s, of ``n`` requests at ``rate_per_s`` on average.
 
     ``poisson``: exponential gaps (independent users). ``periodic``: ``streams`` sensors
-    (cameras, a ring's window clock) each firing every ``streams / rate`` s from a random
-    phase, merged -- unsynchronised cameras, not a single clock.
+    (cameras, a ring's window clock) each firing every ``streams / rate`` s, merged --
+    unsynchronised cameras, not a single clock. Their clocks drift, so over a drive they
+    pass through every alignment, the worst being all at once: the first period is that
+    critical instant (every stream fires at t = 0; Liu & Layland 1973, the release at which
+    a periodic task's response time is longest), and each stream then keeps its own random
+    phase (a gap of one period or more after the first firing).
     """
     rate = float(v.positive("rate_per_s", rate_per_s))
     count = v.positive_int("n", n)
@@ -131,9 +135,10 @@ def arrival_times(rate_per_s: object, n: int = DEFAULT_REQUESTS, process: str = 
         return np.cumsum(rng.exponential(1.0 / rate, count))
     period = s / rate
     per_stream = -(-count // s)
-    phases = rng.uniform(0.0, period, s)
-    times = (phases[:, None] + period * np.arange(per_stream)[None, :]).ravel()
-    return np.sort(times)[:count]
+    phases = rng.uniform(0.0, period, s) if s > 1 else np.zeros(1)  # one clock: no phase
+    times = phases[:, None] + period * np.arange(per_stream)[None, :]
+    times[:, 0] = 0.0   # the critical instant: every stream at once
+    return np.sort(times.ravel())[:count]
 
 
 # -- results --------------------------------------------------------------------------------
