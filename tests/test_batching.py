@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from labkit.physics.batching import (
@@ -56,6 +56,7 @@ def test_sample_lengths_constant_and_pinned_mean():
 @settings(max_examples=60, deadline=None)
 @given(mean=st.integers(2, 4000), cv=st.floats(0.05, 3.0), n=st.integers(1, 600),
        seed=st.integers(0, 50))
+@example(mean=2, cv=3.0, n=14, seed=9)   # a heavy tail: trimming once left zeros, clamped up
 def test_whole_token_lengths_keep_the_mean_the_closed_forms_use(mean, cv, n, seed):
     """Rounding to whole tokens keeps the sample's mean exactly ``mean`` (a closed-form
     capacity at the nominal mean and the simulated one are one number; a fleet's Part B and
@@ -339,8 +340,8 @@ def test_track_policies_overrides():
     assert c.results["static"].padding_waste == 0.0
     lens = track_policies("cloud_fleet", arrival_rate_per_s=1.0, lengths=[10, 1000] * 50)
     assert lens.mean_tokens == pytest.approx(505.0)
-    loose = track_policies("robotaxi", slo_s=0.1)
-    assert loose.results["static"].slo_met        # a 100 ms frame period: waiting for 8 is fine
+    loose = track_policies("robotaxi", slo_s=0.15)
+    assert loose.results["static"].slo_met  # a 100 ms frame period + a pass: waiting for 8 is fine
     one = track_policies("cloud_fleet", batch_size=8, arrival_rate_per_s=0.5)
     assert all(r.batch_size in (1, 8) for r in one.results.values())
 

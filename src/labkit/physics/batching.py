@@ -109,9 +109,14 @@ def _whole_tokens(raw: np.ndarray, total: int) -> np.ndarray:
     short = int(total - out.sum())
     if short > 0:
         out[np.argsort(-(raw - np.floor(raw)), kind="stable")[:short]] += 1
-    elif short < 0:
-        out[np.argsort(-out, kind="stable")[:-short]] -= 1
-    return np.asarray(np.maximum(1, out), dtype=np.int64)
+    while short < 0:   # one token off the longest, never below 1 (heavy tails need rounds)
+        longer = np.flatnonzero(out > 1)
+        if longer.size == 0:
+            break
+        take = longer[np.argsort(-out[longer], kind="stable")][:-short]
+        out[take] -= 1
+        short += take.size
+    return np.asarray(out, dtype=np.int64)
 
 
 def arrival_times(rate_per_s: object, n: int = DEFAULT_REQUESTS, process: str = "poisson",
