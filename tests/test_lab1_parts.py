@@ -31,7 +31,9 @@ EXPECTED = {
     # ring D: the naive FP32 pass + its MFCC front end (counted since issue #23, as in
     # Lab 2) miss the 330 ms deadline before the energy budget is reached
     "oura_ring": {"A": "days", "B": "few", "C": "none", "D": "slo"},
-    "robotaxi": {"A": "never", "B": "many", "C": "dynamic", "D": "none"},
+    # robotaxi D: the naive 16-bit engine misses the deadline when all eight cameras fire
+    # at once (the naive plan no longer ships)
+    "robotaxi": {"A": "never", "B": "many", "C": "dynamic", "D": "slo"},
 }
 # Whether Part B's controls can push weights + one session past memory.
 OOM_REACHABLE = {"cloud_fleet": True, "iphone": True, "oura_ring": True, "robotaxi": False}

@@ -411,26 +411,26 @@ def test_ring_parts_b_and_c(make_lab):
 def test_robotaxi_parts_b_and_c(make_lab):
     lab = make_lab("robotaxi")
     b = lab.part("B")
-    assert b.start == {"cameras": 20} and _is_failure(b.callouts["deadline"])  # the candidate
+    assert b.start == {"cameras": 9} and _is_failure(b.callouts["deadline"])  # the candidate
     b.to_plan()
     assert b.callouts["boundary"].active
-    # a frame takes 1.54 ms (tensor work + tile tails 0.70 ms, 168 launches 0.84 ms): 20
-    # simultaneous frames miss 30 ms before 20 cameras' energy (20 x 18.5 Wh/day) reaches
-    # the 400 Wh budget
-    _set(b, cameras=19)
+    # a frame takes 3.99 ms (tensor work + tile tails 2.90 ms, 218 launches 1.09 ms): 9
+    # simultaneous frames miss 35 ms (35.9 ms) long before 9 cameras' energy (9 x 48 Wh/day)
+    # reaches the 600 Wh budget
+    _set(b, cameras=8)
     assert not b.callouts["deadline"].active
-    _set(b, cameras=20)
+    _set(b, cameras=9)
     assert _is_failure(b.callouts["deadline"]) and not b.callouts["energy"].active
     assert b.results["first_failure"] == "deadline" == b.expected
-    _set(b, cameras=24)
+    _set(b, cameras=16)
     assert _is_failure(b.callouts["energy"]) and _is_failure(b.callouts["deadline"])
     _set(b, cameras=64, fps=60)
     assert _is_failure(b.callouts["deadline"]) and _is_failure(b.callouts["throughput"])
     c = lab.part("C")
     assert c.results["lowest_latency_layout"] == "cameras"
-    _set(c, layout="single", cameras=20)   # 20 x 1.54 ms: past 30 ms
+    _set(c, layout="single", cameras=9)   # 9 x 3.99 ms: past 35 ms
     assert _is_failure(c.callouts["deadline"])
-    _set(c, layout="cameras")   # 10 per SoC: 15.4 ms + the link
+    _set(c, layout="cameras")   # 5 on the first SoC: 20 ms, and 4 over the link
     assert not c.callouts["deadline"].active and c.results["link_bytes_per_s"] > 0
     _set(c, layout="model", fps=60)
     assert _is_failure(c.callouts["energy"]) and _is_failure(c.callouts["throughput"])

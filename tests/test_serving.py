@@ -90,8 +90,8 @@ def test_mcu_weights_in_flash_state_in_sram():
 def test_cnn_in_main_memory_shares_it_with_weights():
     c = track_capacity("robotaxi")
     assert c.weight_location == "memory"
-    assert c.free_bytes == 24e9 - 3.2e6
-    assert c.max_sessions == 3065
+    assert c.free_bytes == 24e9 - 25.9e6
+    assert c.max_sessions == 1140
 
 
 def test_resident_weights_include_untied_embedding():
@@ -279,14 +279,14 @@ def test_binding_guardrail(tid, kwargs, binding):
 def test_checks_carry_value_and_limit():
     g = release_guardrails("robotaxi", policy="static")
     slo = g.check("slo")
-    assert slo.limit == 0.030 and slo.value > 0.030 and slo.unit == "s"
+    assert slo.limit == 0.035 and slo.value > 0.035 and slo.unit == "s"
     assert "max latency" in slo.detail
     q = g.check("quality")
     assert q.value == 0.6 and q.limit == 1.0 and q.passed
     mem = g.check("memory")
-    assert mem.value == 3.2e6 + 7_828_800.0 and mem.limit == 24e9
+    assert mem.value == 25.9e6 + 21_028_800.0 and mem.limit == 24e9
     cost = g.check("cost")
-    assert cost.limit == 400.0 and cost.unit == "Wh/day"
+    assert cost.limit == 600.0 and cost.unit == "Wh/day"
 
 
 def test_infeasible_plan_reports_unevaluated_checks():

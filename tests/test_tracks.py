@@ -83,7 +83,7 @@ def test_expected_pairings():
         "cloud_fleet": ("h100-sxm", "llama-3.1-70b", "USD"),
         "iphone": ("a17-pro", "llama-3.2-3b", "mWh"),
         "oura_ring": ("cortex-m4-ring", "ds-cnn-kws", "mWh"),
-        "robotaxi": ("drive-orin", "yolov8n", "Wh"),
+        "robotaxi": ("drive-orin", "yolov8m", "Wh"),
     }
     assert TRACKS["iphone"].weight_bits == 4
     assert TRACKS["robotaxi"].slo_quantile == 1.0  # hard deadline: the maximum
@@ -163,12 +163,12 @@ def test_ring_cost_per_event_by_hand():
 
 def test_robotaxi_cost_per_event_by_hand():
     # automotive class: 40% of the GPU-only dense 85 INT8 TOPS on the pass plus a 90 MFLOP
-    # tile tail per fused layer (YOLOv8n: 168), 80% of 204.8 GB/s, 5 us launch per layer
-    compute = (8.7e9 + 168 * 90e6) / (85e12 * 0.4)
-    memory = (3.2e6 + 6.6e6) / (204.8e9 * 0.8)
+    # tile tail per fused layer (YOLOv8m: 218), 80% of 204.8 GB/s, 5 us launch per layer
+    compute = (78.9e9 + 218 * 90e6) / (85e12 * 0.4)
+    memory = (25.9e6 + 19.8e6) / (204.8e9 * 0.8)
     assert compute > memory
     decision = 2 * 640 * 640 * 3 / (204.8e9 * 0.8)
-    energy_j = 60.0 * (compute + 168 * 5e-6 + decision)
+    energy_j = 60.0 * (compute + 218 * 5e-6 + decision)
     assert TRACKS["robotaxi"].cost_per_event == pytest.approx(energy_j / 3600, rel=1e-12)
 
 
@@ -280,13 +280,13 @@ def test_state_capacity_uses_usable_memory_not_all_ram():
 def test_no_mb_over_1024_mixing_in_sensor_state():
     t = TRACKS["robotaxi"]
     assert t.window_bytes == 1_228_800.0                 # 640 x 640 x 3, exact
-    assert t.state_bytes_per_request == 7_828_800.0      # + 6.6e6 activation bytes
+    assert t.state_bytes_per_request == 21_028_800.0     # + 19.8e6 activation bytes
     cap = track_capacity(t)
-    free = 24e9 - 3.2e6                                  # usable LPDDR5 - INT8 weights
-    assert cap.max_sessions == math.floor(free / 7_828_800.0) == 3065
-    # The reference's MB/1024 "GB" would claim 3138 sessions (2.4% too many).
-    mixed = math.floor((free / 1e9) / (7.8288 / 1024))
-    assert mixed == 3138 and mixed != cap.max_sessions
+    free = 24e9 - 25.9e6                                 # usable LPDDR5 - INT8 weights
+    assert cap.max_sessions == math.floor(free / 21_028_800.0) == 1140
+    # The reference's MB/1024 "GB" would claim 1167 sessions (2.4% too many).
+    mixed = math.floor((free / 1e9) / (21.0288 / 1024))
+    assert mixed == 1167 and mixed != cap.max_sessions
     ring = TRACKS["oura_ring"]
     assert ring.window_bytes == 32_000.0 and ring.state_bytes_per_request == 48_000.0
 

@@ -161,6 +161,7 @@ def test_energy_and_cost_parts_add_to_the_total(lab, track):
     ev = event_cost(tr)
     assert sum(p.cost for p in ev.parts) == pytest.approx(ev.total, rel=1e-12)
     a = lab(track).part("A")
+    a.to_plan()
     assert sum(a.results["cost_parts"].values()) == pytest.approx(
         a.results["cost_per_event"], rel=1e-12)
     assert "busy" in a.results["daily_basis"]

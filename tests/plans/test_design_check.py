@@ -135,18 +135,19 @@ def test_a_scenario_hook_adds_serving_constraints_to_the_check():
     from labkit.plans.scenarios.base import Evaluation
     from labkit.scenarios.vehicle.plan.scenario import Vehicle
 
-    class Strict(Vehicle):
+    class Strict(Vehicle):   # the second SoC is kept as a spare
         def serving_constraints(self, track, config, evaluation):
-            c = Constraint.compare("spare", float(config["weight_bits"]), 8.0, "bits", "")
-            return [c], {"spare_bits": float(config["weight_bits"])}
+            used = 0.0 if config["layout"] == "single" else 1.0
+            c = Constraint.compare("spare", used, 0.0, "SoCs", "")
+            return [c], {"spare_used": used}
 
     tr = TRACKS["robotaxi"]
     sc = Strict()
-    ev = sc.check(tr, sc.normalise(tr, {"weight_bits": 16}))
+    ev = sc.check(tr, sc.normalise(tr, {"weight_bits": 8, "layout": "cameras"}))
     assert isinstance(ev, Evaluation) and ev.failed == ("spare",)
-    assert ev.metrics["spare_bits"] == 16
+    assert ev.metrics["spare_used"] == 1
     ref = sc.reference(tr)
-    assert ref is not None and ref.config["weight_bits"] <= 8
+    assert ref is not None and ref.config["layout"] == "single"
     assert "spare" in ref.evaluation.constraints
 
 

@@ -131,7 +131,7 @@ def test_camera_point_ratios_are_true_values_and_energy_states_its_batch():
 def test_camera_first_and_layout_sweep():
     tr = get_track("robotaxi")
     walls, first, at = camera_plan.camera_first(tr, 8, 10.0, 64)
-    assert first == "deadline" and at == 20
+    assert first == "deadline" and at == 9
     sweep = camera_plan.layout_sweep(tr, 8, np.arange(1, 65))
     for i, lay in enumerate(camera_plan.VEHICLE_LAYOUTS):
         assert sweep[i, 7] == pytest.approx(

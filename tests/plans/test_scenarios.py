@@ -206,7 +206,7 @@ PINS = {  # design_check(track, {}) as the dict-returning version gave it (ring 
                       constraint=("coverage", True, 1.0, 0.02)),
     "robotaxi": dict(feasible=True, failed=[], devices=1, min_devices=1, extra_devices=0,
                      objective={"name": "daily energy", "unit": "Wh/day",
-                                "value": 149.3364705882353, "reference": 149.3364705882353},
+                                "value": 384.2541176470589, "reference": 384.2541176470589},
                      reference={"weight_bits": 8, "layout": "single"},
                      constraint=("socs", True, 1.0, 2.0)),
 }

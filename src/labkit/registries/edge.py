@@ -284,15 +284,34 @@ HANDOFF_SOURCES: Mapping[str, str] = MappingProxyType({
 
 # -- multi-camera perception: the split after the backbone ------------------------------
 
-# YOLOv8-n split after the backbone: the three feature maps the neck consumes at 640 x 640.
+# A YOLOv8 split after the backbone: the three feature maps the neck consumes at 640 x 640.
 YOLOV8N_SPLIT_BYTES = 80 * 80 * 64 + 40 * 40 * 128 + 20 * 20 * 256
+YOLOV8M_SPLIT_BYTES = 80 * 80 * 192 + 40 * 40 * 384 + 20 * 20 * 576
 BACKBONE_FLOP_SHARE = 0.5
 CAMERA_SOURCES: Mapping[str, str] = MappingProxyType({
     "YOLOV8N_SPLIT_BYTES": "derived: YOLOv8-n backbone outputs P3 80x80x64, P4 40x40x128, "
                            "P5 20x20x256 at 640 x 640 (Ultralytics yolov8.yaml, width 0.25) "
                            "= 716,800 values, 1 byte each at INT8",
-    "BACKBONE_FLOP_SHARE": "estimate: the backbone does about half of YOLOv8-n's FLOPs, the "
+    "YOLOV8M_SPLIT_BYTES": "derived: YOLOv8-m backbone outputs P3 80x80x192, P4 40x40x384, "
+                           "P5 20x20x576 at 640 x 640 (Ultralytics yolov8.yaml, width 0.75, "
+                           "at most 768 channels) = 2,073,600 values, 1 byte each at INT8",
+    "BACKBONE_FLOP_SHARE": "estimate: the backbone does about half of a YOLOv8's FLOPs, the "
                            "neck and head the other half",
     "cameras_wired": "assumption: every camera is wired to the first SoC; frames for the "
                      "second cross the board interconnect",
 })
+
+BACKBONE_SPLIT: Mapping[str, tuple[int, str]] = MappingProxyType({
+    "yolov8n": (YOLOV8N_SPLIT_BYTES, "YOLOV8N_SPLIT_BYTES"),
+    "yolov8m": (YOLOV8M_SPLIT_BYTES, "YOLOV8M_SPLIT_BYTES")})
+"""Model id -> (bytes that cross the link when the detector is cut after its backbone, at
+INT8; the key of their source in :data:`CAMERA_SOURCES`)."""
+
+
+def backbone_split(model_id: str) -> tuple[int, str]:
+    """(split bytes, source) of a detector cut after its backbone (:data:`BACKBONE_SPLIT`)."""
+    if model_id not in BACKBONE_SPLIT:
+        raise ValueError(f"model_id {model_id!r} has no backbone split; known: "
+                         f"{sorted(BACKBONE_SPLIT)}")
+    n, key = BACKBONE_SPLIT[model_id]
+    return n, CAMERA_SOURCES[key]

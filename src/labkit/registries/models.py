@@ -268,6 +268,17 @@ MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
                                  "layers'",
                 "flops_per_inference": "Ultralytics YOLOv8 model table: 8.7 GFLOPs at 640",
                 "activation_bytes_int8": "estimate: peak live activations at INT8"}),
+    _m(id="yolov8m", name="YOLOv8-m (640x640)", architecture=CNN,
+       params_total=25.9e6, params_active=25.9e6, flops_per_inference=78.9e9,
+       activation_bytes_int8=19.8e6, input_desc="one 640x640 camera frame", kernel_layers=218,
+       sources={"params": "Ultralytics YOLOv8 model table: 25.9M params",
+                "kernel_layers": "Ultralytics model summary: 'YOLOv8m summary (fused): 218 "
+                                 "layers, 25886080 parameters' (the counting YOLOv8-n's 168 "
+                                 "uses; Ultralytics 8.3 counts modules and prints 92)",
+                "flops_per_inference": "Ultralytics YOLOv8 model table: 78.9 GFLOPs at 640",
+                "activation_bytes_int8": "estimate: YOLOv8-n's 6.6 MB scaled by the width "
+                                         "multiple (0.75 / 0.25 = 3; yolov8.yaml), since the "
+                                         "peak sits in the early full-resolution layers"}),
     _m(id="ds-cnn-kws", name="DS-CNN keyword spotter (MLPerf Tiny)", architecture=CNN,
        params_total=23_756, params_active=23_756, flops_per_inference=2 * 2.66e6,
        activation_bytes_int8=16e3, input_desc="one 1 s audio window (49x10 MFCC)",

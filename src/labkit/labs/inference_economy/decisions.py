@@ -57,6 +57,26 @@ def part_a(part: Any, s: Settings) -> Decision:
                     daily <= tr.daily_budget, f"{fmt_cost(daily, u)} a day")
 
 
+def a_start(part: Any) -> dict[str, object]:
+    """Where Part A's controls start: where its task is the daily budget and the track's
+    plan keeps it, the model as released (:data:`NAIVE_BITS` weights) when the controls
+    offer it and it does not; else the track's plan."""
+    d0 = {k: c.value for k, c in part.controls.items()}
+    naive = {**d0, "weight_bits": NAIVE_BITS}
+    if (payback_task(part) or NAIVE_BITS not in part.bits_options
+            or not part_a(part, d0).passed or part_a(part, naive).passed):
+        return d0
+    return naive
+
+
+def a_start_note(part: Any, start: dict[str, object]) -> str:
+    """The sentence naming Part A's starting candidate ("" when it is the track's plan)."""
+    if start["weight_bits"] == part.track.weight_bits:
+        return ""
+    return (f"The controls start at the model as released ({NAIVE_BITS}-bit weights), "
+            f"where the plan has {part.track.weight_bits}-bit.")
+
+
 def b_start(part: Any) -> dict[str, object]:
     """Where Part B's controls start: the model as released (:data:`NAIVE_BITS` weights
     and KV) on the fewest devices that hold its weights and one state, where that plan fails

@@ -79,6 +79,8 @@ class PartA(Part):
         self._setup_crossover_chart(out_hi)
         self._setup_phase_chart()
         self.cost_by_bits = {b: event_cost(tr, weight_bits=b).total for b in self.bits_options}
+        start = decisions.a_start(self)
+        self._start_at(start, decisions.a_start_note(self, start))
         self.callouts["budget"] = lw.Callout("danger")
         self.callouts["boundary"] = lw.Callout("success")
         self.callouts["floor"] = lw.Callout("info")

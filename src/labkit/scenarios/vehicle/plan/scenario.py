@@ -23,6 +23,7 @@ from labkit.plans.scenarios.common import (
     quality_check,
 )
 from labkit.plans.workload import activation_bytes
+from labkit.registries.edge import backbone_split
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track
@@ -67,7 +68,8 @@ def vehicle_load(tr: Track, weight_bits: int, layout: str, cameras: int | None =
                             layout=layout, power_w=float(hw.power_w or 0.0),
                             link_bytes_per_s=hw.interconnect_bandwidth,
                             link_latency_s=hw.interconnect_latency_s,
-                            frame_bytes=tr.window_bytes)
+                            frame_bytes=tr.window_bytes,
+                            split_bytes=backbone_split(tr.model_id)[0])
 
 
 def _constraints(tr: Track, weight_bits: int, cl: edge.CameraLoad, cams_first: int,

@@ -30,7 +30,7 @@ from labkit.labs.common import (
     metric_cards,
 )
 from labkit.plans.design import VEHICLE_LAYOUTS, cameras_and_fps
-from labkit.registries.edge import CAMERA_SOURCES
+from labkit.registries.edge import backbone_split
 from labkit.scenarios.vehicle.plan.cameras import (
     CameraLoad,
     CameraPoint,
@@ -288,7 +288,7 @@ class PartCVehicle(Part):
             f"split the cameras, {fmt_time(loads['model'].load.transfer_s)} for the "
             "backbone's activations when they split the model. Stages of your layout: "
             + ", ".join(fmt_time(x) for x in mine.stage_s) + ". Split bytes: "
-            f"{lw.esc(CAMERA_SOURCES['YOLOV8N_SPLIT_BYTES'])}. Source: "
+            f"{lw.esc(backbone_split(self.track.model_id)[1])}. Source: "
             "<code>labkit.scenarios.vehicle.plan.cameras.layout_loads</code>.</p>")
 
     def _reveal_body(self) -> str:
