@@ -231,9 +231,9 @@ def test_part_b_memory_wall_is_a_failure_callout(make_lab, track):
         assert "Out of memory" in oom.title
         assert not part.callouts["boundary"].active
         assert "OOM" in part.readout.value
-    else:  # the robotaxi's 24 GB never runs out: memory is not its wall
-        assert not r["oom"] and part.callouts["boundary"].active
-        assert not part.callouts["oom"].active
+    else:  # the robotaxi's 24 GB never runs out: memory is not its wall (the deadline is)
+        assert not r["oom"] and not part.callouts["oom"].active
+        assert part.callouts["boundary"].active != part.callouts["deadline"].active
 
 
 def test_part_b_cloud_one_gpu_at_16_bit_does_not_fit(make_lab):
@@ -438,3 +438,36 @@ def test_part_c_never_shows_more_delivered_than_possible(make_lab, track):
             assert r["throughput_tokens_per_s"] <= r["capacity_tokens_per_s"] * (1 + 1e-12), p
         shown = re.sub(r"<[^>]+>", " ", part.details.value + part.readout.value)
         assert not re.search(r"\d{3,}(?:\.\d)?%", shown), shown  # no 'utilisation 1342.8%'
+
+
+def test_part_b_under_a_hard_deadline_the_time_to_clear_is_the_wall(make_lab):
+    """The robotaxi's memory holds hundreds of frames in flight; what caps the scheduler's
+    eight is the hard deadline. The 16-bit engine as released clears them after 39.5 ms
+    (one pass of 8 + 8 output steps) against 35 ms; 8-bit weights, or a second SoC (4 each),
+    pass. Tracks without a hard deadline have no such check."""
+    from labkit.physics.phases import cnn_inference_time, decision_time
+    from labkit.plans.workload import pass_table_s, session_point
+
+    part = make_lab("robotaxi").part("B")
+    tr = part.track
+    assert tr.hard_deadline and part.settings()["weight_bits"] == 16   # the candidate
+    r = part.results
+    assert not r["oom"] and r["max_sessions"] > 50 * tr.batch_size
+    assert r["clear_s"] > tr.slo_s and part.callouts["deadline"].active
+    assert "FAILURE" in part.callouts["deadline"].value
+    assert not part.callouts["boundary"].active and not part.decision().passed
+    # one number: Lab 2's pass of 8 frames (its Part A) plus each frame's output step
+    pass8 = cnn_inference_time(tr.hardware_id, tr.model_id, 16, 8).latency_s
+    out = decision_time(tr.hardware_id, tr.window_bytes, "achievable")
+    assert r["clear_s"] == pytest.approx(pass8 + 8 * out, rel=1e-12)
+    part.controls["weight_bits"].value = 8
+    assert part.results["clear_s"] <= tr.slo_s and part.decision().passed
+    assert part.results["clear_s"] == pytest.approx(pass_table_s(tr, 8)[-1], rel=1e-12)
+    part.controls["weight_bits"].value = 16
+    part.controls["devices"].value = 2
+    p = session_point(tr, weight_bits=16, devices_per_replica=2)
+    assert p.per_device == 4 and part.results["clear_s"] == p.clear_s <= tr.slo_s
+    assert part.decision().passed and part.callouts["boundary"].active
+    for other in ("cloud_fleet", "iphone", "oura_ring"):
+        assert not TRACKS[other].hard_deadline
+        assert "deadline" not in make_lab(other).part("B").callouts

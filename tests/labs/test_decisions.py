@@ -22,8 +22,6 @@ from labkit.tracks import TRACKS
 from labkit.ui.controls import control_values
 
 NOT_YET: dict[tuple[str, str, str], str] = {
-    ("lab1", "robotaxi", "B"): "memory is never the wall for 8 cameras (over a thousand "
-                               "frames in flight fit): needs its own part",
     ("lab1", "iphone", "C"): "one user has nothing to batch: needs its own part",
 }
 """(lab, track, part) -> why its plan does not yet fail a task at the defaults."""

@@ -266,7 +266,10 @@ class SessionPoint:
     the terms of the state per session, bytes: a language model's KV bytes per token of
     context on this replica (``per_token_bytes``, after tensor-parallel sharing) x
     ``context_tokens``; a CNN's ``windows`` x ``window_bytes`` + ``activation_bytes`` (at
-    the ``datapath`` compute precision)."""
+    the ``datapath`` compute precision). Under a hard deadline (:attr:`Track.hard_deadline`)
+    ``clear_s`` is the time the replica takes to clear the batch its scheduler keeps, split
+    evenly over its devices (``per_device`` inputs each, in one pass: Lab 1's pass table,
+    :func:`pass_table_s`); the last input in flight is done then. None otherwise."""
 
     capacity: StateCapacity
     per_token_bytes: float | None
@@ -275,6 +278,8 @@ class SessionPoint:
     window_bytes: float
     activation_bytes: float | None
     datapath: str | None
+    clear_s: float | None = None
+    per_device: int | None = None
 
 
 def session_point(track: str | Track, *, weight_bits: int, kv_bits: int | None = None,
@@ -289,8 +294,14 @@ def session_point(track: str | Track, *, weight_bits: int, kv_bits: int | None =
         ctx = float(cap.context_tokens or 0.0)
         return SessionPoint(cap, cap.bytes_per_session / ctx if ctx else None, ctx, None,
                             tr.window_bytes, None, None)
+    clear_s = per_device = None
+    if tr.hard_deadline:
+        per_device = -(-int(tr.batch_size) // cap.devices)
+        clear_s = float(track_inputs(tr, batch_size=per_device, weight_bits=weight_bits)
+                        ["prefill_s_by_batch"][-1])
     return SessionPoint(cap, None, None, int(windows), tr.window_bytes,
-                        activation_bytes(tr, weight_bits), compute_datapath(tr, weight_bits))
+                        activation_bytes(tr, weight_bits), compute_datapath(tr, weight_bits),
+                        clear_s, per_device)
 
 
 # -- Lab 1 Part C: four policies on one replica --------------------------------------------

@@ -180,6 +180,12 @@ class Track:
         return get_model(self.model_id).is_transformer
 
     @property
+    def hard_deadline(self) -> bool:
+        """Whether every input must be done within ``slo_s`` (the maximum, not a percentile):
+        then what is in flight is bounded by the time to clear it as well as by memory."""
+        return self.slo_kind == "deadline" and self.slo_quantile >= 1.0
+
+    @property
     def min_weight_bits(self) -> int:
         """Lowest weight precision whose estimated quality loss is within the limit."""
         ok = [b for b, loss in self.quality_loss_pct.items() if loss <= self.max_quality_loss_pct]

@@ -100,20 +100,27 @@ def b_start_note(part: Any, start: dict[str, object]) -> str:
     kv = " and KV cache" if "kv_bits" in start else ""
     where = (f" on the fewest devices that hold them ({start['devices']} per "
              f"{tr.replica_noun}, where the plan has {tr.devices_per_replica})"
-             if "devices" in part.controls else "")
+             if start.get("devices", tr.devices_per_replica) != tr.devices_per_replica
+             else "")
     return (f"The controls start at the model as released ({NAIVE_BITS}-bit weights{kv})"
             f"{where}.")
 
 
 def part_b(part: Any, s: Settings) -> Decision:
-    """Hold the weights and every slot the scheduler fills."""
+    """Hold the weights and every slot the scheduler fills (under a hard deadline: and clear
+    them within it)."""
     tr = part.track
-    cap = part._capacity(s)
+    p = part.point(s)
+    cap = p.capacity
     slots = counted(part.slots, tr.state_noun, tr.state_nouns)
     standing = (f"the weights and one {tr.state_noun} do not fit" if cap.oom else
                 f"{counted(cap.max_sessions, tr.state_noun, tr.state_nouns)} fit")
     task = (f"hold the weights and one {tr.state_noun}" if part.slots == 1 else
             f"hold the weights and {slots}, the batch the scheduler keeps")
+    if p.clear_s is not None:
+        task += f", and clear them within the {fmt_time(tr.slo_s)} deadline"
+        if not cap.oom:
+            standing += f"; the last is done after {fmt_time(p.clear_s)}"
     return Decision(task, not part.failed(s), standing)
 
 

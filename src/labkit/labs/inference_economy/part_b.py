@@ -29,7 +29,8 @@ from labkit.plans.workload import SessionPoint, StateCapacity, session_point
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 
-CHECK_LABELS = {"memory": "the memory check", "batch": "the batch-slot check"}
+CHECK_LABELS = {"memory": "the memory check", "batch": "the batch-slot check",
+                "deadline": "the deadline check"}
 
 
 class PartB(Part):
@@ -67,6 +68,8 @@ class PartB(Part):
         self.callouts["batch_cap"] = lw.Callout("warn")
         self.callouts["boundary"] = lw.Callout("success")
         self.callouts["floor"] = lw.Callout("info")
+        if self.track.hard_deadline:
+            self.callouts["deadline"] = lw.Callout("danger")
 
     def _setup_controls(self) -> None:
         tr = self.track
@@ -189,10 +192,14 @@ class PartB(Part):
         return np.asarray(self._curve(s), dtype=float)
 
     def failed(self, s: Mapping[str, object]) -> tuple[str, ...]:
-        """Part B's checks: ``memory`` (weights + one fit), ``batch`` (every slot fits)."""
-        cap = self._capacity(s)
+        """Part B's checks: ``memory`` (weights + one fit), ``batch`` (every slot fits) and,
+        under a hard deadline, ``deadline`` (the slots are cleared within it)."""
+        p = self.point(s)
+        cap = p.capacity
+        late = p.clear_s is not None and p.clear_s > self.track.slo_s
         return (("memory",) if cap.oom else ()) + (
-            ("batch",) if cap.max_sessions < self.slots else ())
+            ("batch",) if cap.max_sessions < self.slots else ()) + (
+            ("deadline",) if late and not cap.oom else ())
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
@@ -240,7 +247,7 @@ class PartB(Part):
             "weight_location": cap.weight_location, "memory_bytes": cap.memory_bytes,
             "free_bytes": cap.free_bytes, "batch_slots": self.slots, "reason": cap.reason,
             "devices": cap.devices, "default_max_sessions": self.default_cap.max_sessions,
-            "expected": self._expected,
+            "expected": self._expected, "clear_s": self._point(s).clear_s,
         }
         wloc = ("beside them" if cap.weight_location == "memory"
                 else f"in flash ({format_bytes(cap.weight_limit_bytes)})")
@@ -253,6 +260,7 @@ class PartB(Part):
             ("usable memory", format_bytes(cap.memory_bytes),
              f"{counted(cap.devices, 'device')}, {tr.memory_reserve_fraction:.0%} reserve",
              lw.PALETTE["grey"]),
+            *spec.clear_card(tr, self._point(s), self.slots),
         ]))
 
     def _hint(self, s: Settings, name: str) -> str | None:
@@ -270,10 +278,14 @@ class PartB(Part):
         self.callouts["batch_cap"].set(short, *spec.batch_cap_text(tr, n, self.slots),
                                        self._hint(s, "batch"))
         self._set_floor(s, cap)
+        p, late = self._point(s), "deadline" in self.failed(s)
+        if "deadline" in self.callouts:
+            self.callouts["deadline"].set(late, *spec.deadline_text(tr, p, self.slots),
+                                          self._hint(s, "deadline"))
         nxt = self._next_step(s)
         self.callouts["boundary"].set(
-            (not cap.oom) and not short, f"{spec.count(tr, n)} fit",
-            f"{nxt[0].upper()}{nxt[1:]}.")
+            (not cap.oom) and not short and not late, f"{spec.count(tr, n)} fit",
+            f"{nxt[0].upper()}{nxt[1:]}{spec.clear_clause(tr, p, self.slots)}.")
 
     def floor_peers(self, s: Settings, cap: StateCapacity) -> list[int]:
         """Other weight precisions at which the same state and sessions fit (weights in

@@ -5,7 +5,7 @@ misconception) and prose templates over a computed
 from __future__ import annotations
 
 from labkit import ui as lw
-from labkit.core.format import counted, format_bytes, tex_num
+from labkit.core.format import counted, fmt_time, format_bytes, tex_num
 from labkit.labs.common import CheckSpec, Spec
 from labkit.labs.inference_economy.base import FEW_MAX, MODEST_MAX
 from labkit.plans.serving import state_reason
@@ -77,6 +77,37 @@ def batch_cap_text(tr: Track, n: int, slots: int) -> tuple[str, str]:
             f"The scheduler wants {slots} concurrent {tr.state_nouns}; only {n} fit.")
 
 
+def deadline_text(tr: Track, p: SessionPoint, slots: int) -> tuple[str, str]:
+    """The hard deadline refuses the batch: memory holds it, time does not."""
+    clear = p.clear_s or 0.0
+    split = (f" ({p.per_device} on each of {counted(p.capacity.devices, 'device')})"
+             if p.capacity.devices > 1 else "")
+    return ("The deadline caps what is in flight, not memory",
+            f"Memory holds {count(tr, p.capacity.max_sessions)}, but the scheduler's "
+            f"{count(tr, slots)}{split} share one pass and each its output step: the last "
+            f"is done after {fmt_time(clear)}, past the {fmt_time(tr.slo_s)} deadline.")
+
+
+def clear_clause(tr: Track, p: SessionPoint, slots: int) -> str:
+    """Under a hard deadline, the boundary callout's clause on the time to clear the batch
+    ("" otherwise)."""
+    if p.clear_s is None:
+        return ""
+    return (f"; the last of the scheduler's {count(tr, slots)} is done after "
+            f"{fmt_time(p.clear_s)}, within the {fmt_time(tr.slo_s)} deadline")
+
+
+def clear_card(tr: Track, p: SessionPoint, slots: int) -> list[tuple[str, str, str, str]]:
+    """Under a hard deadline, the readout card of the time to clear the scheduler's batch."""
+    if p.clear_s is None:
+        return []
+    late = p.clear_s > tr.slo_s
+    return [(f"last of {count(tr, slots)} done", fmt_time(p.clear_s),
+             f"deadline {fmt_time(tr.slo_s)}; one pass of {p.per_device} per device and "
+             "their output steps",
+             lw.PALETTE["red"] if late else lw.PALETTE["green"])]
+
+
 def floor_text(tr: Track, p: SessionPoint, bits: int, peers: list[int]) -> tuple[str, str]:
     cap = p.capacity
     same = " and ".join(f"{b}-bit" for b in peers)
@@ -111,8 +142,21 @@ def math_html(tr: Track, p: SessionPoint) -> str:
         f"\\right\\rfloor = \\left\\lfloor \\frac{{{tex_num(cap.memory_bytes)} - "
         f"{tex_num(w_here)}}}{{{tex_num(per)}}} \\right\\rfloor = {n}$$"
         f"$$S_{{\\text{{{sub}}}}} = {per_tex} = {tex_num(per)}\\ \\text{{bytes}}$$"
-        f"<p>The state grows linearly with the {unit}; weights shrink with precision. Source: "
-        "<code>labkit.plans.workload.session_point</code>.</p>")
+        f"<p>The state grows linearly with the {unit}; weights shrink with precision."
+        f"{_clear_math(tr, p)} Source: <code>labkit.plans.workload.session_point</code>.</p>")
+
+
+def _clear_math(tr: Track, p: SessionPoint) -> str:
+    """Under a hard deadline, the time wall beside the memory wall ("" otherwise)."""
+    if p.clear_s is None:
+        return ""
+    per = p.per_device or 1
+    return (f"</p><p>Under the hard deadline the {tr.state_nouns} must also be cleared in "
+            f"time: the scheduler's batch, {per} per device, runs as one pass and each "
+            f"{tr.state_noun} its output step, "
+            f"$t_{{\\text{{pass}}}}({per}) + {per}\\,t_{{\\text{{out}}}} = "
+            f"{tex_num(p.clear_s * 1e3)}\\ \\text{{ms}}$ against {fmt_time(tr.slo_s)} "
+            "(the pass table Part C's policies are timed with).")
 
 
 def reveal_text(tr: Track, cap0: StateCapacity, label: str, now: str, bucket: str) -> str:
