@@ -76,10 +76,64 @@ def test_size_contract():
     assert out["binding_axis"] in ("weights", "kv", "slo")
 
 
-def test_economy_contract_for_every_track():
-    for track in ("cloud_fleet", "iphone", "oura_ring", "robotaxi"):
-        out = run_json("economy", "--track", track)
-        assert isinstance(out, dict) and out
+ECONOMY_KEYS = {
+    "track": {"id", "label", "hardware_id", "model_id", "cost_unit", "setup_cost",
+              "cost_per_event", "daily_budget", "demand_rate_per_s", "slo_kind", "slo_s"},
+    "crossover": {"crossover_days", "daily_cost", "daily_basis", "cost_parts",
+                  "events_per_day", "horizon_days", "annual_recurring_cost"},
+    "phases": {"binding_phase", "latency_s", "prefill_s", "decode_s", "ttft_s", "tpot_s",
+               "energy_per_request_j"},
+    "capacity": {"max_sessions", "oom", "bytes_per_session", "weight_bytes", "memory_bytes",
+                 "free_bytes", "devices", "reason"},
+    "plan": {"policy", "batch_size", "replicas", "total_devices", "daily_cost", "daily_basis",
+             "slo_met", "slo_value_s", "utilisation"},
+    "guardrails": {"passed", "binding", "reason", "checks"},
+}
+"""The ``labkit economy --json`` contract: each section and the keys tools read."""
+
+
+def _check_economy(out: dict, track: str) -> None:
+    from labkit.tracks import TRACKS
+
+    assert set(out) == set(ECONOMY_KEYS)
+    for section, keys in ECONOMY_KEYS.items():
+        assert keys <= set(out[section]), (section, keys - set(out[section]))
+    t = TRACKS[track]
+    assert out["track"]["id"] == track and out["track"]["cost_unit"] == t.cost_unit
+    assert out["track"]["slo_s"] == t.slo_s and out["track"]["daily_budget"] == t.daily_budget
+    cross = out["crossover"]
+    assert cross["daily_cost"] > 0 and cross["events_per_day"] == pytest.approx(t.events_per_day)
+    assert cross["crossover_days"] is None or cross["crossover_days"] > 0
+    assert isinstance(out["capacity"]["max_sessions"], int) and out["capacity"]["max_sessions"] >= 0
+    assert out["plan"]["total_devices"] >= out["plan"]["replicas"] >= 1
+    g = out["guardrails"]
+    assert isinstance(g["passed"], bool) and g["checks"]
+    assert g["passed"] == all(c["passed"] for c in g["checks"])
+
+
+@pytest.mark.parametrize("track", ["cloud_fleet", "iphone", "oura_ring", "robotaxi"])
+def test_economy_contract_for_every_track(track):
+    _check_economy(run_json("economy", "--track", track), track)
+
+
+def test_summary_prints_every_track_and_its_json_keeps_the_contracts():
+    from labkit.physics.roofline import REGIMES
+    from labkit.tracks import TRACKS
+
+    text = run("summary")
+    assert text.returncode == 0, text.stderr
+    for t in TRACKS.values():
+        assert f"{t.label} ({t.id})" in text.stdout
+    out = run_json("summary")
+    assert set(out) == {"tracks", "paper_roofline"}
+    assert [s["track"]["id"] for s in out["tracks"]] == list(TRACKS)
+    for section in out["tracks"]:
+        _check_economy(section, section["track"]["id"])
+    assert out["paper_roofline"], "the paper's roofline figures"
+    for row in out["paper_roofline"]:
+        assert {"hardware", "model", "critical_batch", "balance_context_tokens",
+                "step_ms", "regime"} <= set(row)
+        assert row["step_ms"] > 0 and row["regime"] in REGIMES
 
 
 def test_parallelism_contract():

@@ -45,11 +45,21 @@ def _run(lab: str, track: str, part: str, answer: object = None) -> dict[str, ob
     return ns
 
 
+DEVICE_KEYS = frozenset({"devices_per_replica", "tp", "cp", "pp", "dp", "ep"})
+"""Design keys that count devices: the naive design has one of each."""
+
+
 @pytest.mark.parametrize(("lab", "track", "part"), CASES)
 def test_solution_passes_and_is_not_trivial(lab, track, part):
     ex = _spec(lab).EXERCISES[part](get_track(track))
     got = _run(lab, track, part)[ex.name]
-    if isinstance(got, dict):
+    if isinstance(got, dict):   # a design: the model as released, on one device, fails
+        assert "weight_bits" in got, f"{lab} {part} on {track}: a design without a precision"
+        naive = {k: 16 if k.endswith("_bits") else 1 if k in DEVICE_KEYS else v
+                 for k, v in got.items()}
+        assert naive != got
+        with pytest.raises(AssertionError):
+            _run(lab, track, part, naive)
         return
     assert isinstance(got, (int, float)) and math.isfinite(got)
     assert got not in (0, 1), f"{lab} {part} on {track}: the answer {got!r} needs no physics"

@@ -74,11 +74,11 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
 
 def test_a_submission_past_its_time_limit_fails_alone(tmp_path):
     db_url = fixture_course(tmp_path, ["lab1_cloud_fleet"], students=["full", "infinite_loop"])
-    start = time.perf_counter()
     report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
                    options=GradeOptions(workers=2, cell_timeout=120, job_timeout=20,
                                         progress=False))
-    assert time.perf_counter() - start < 80
+    # the job's own limit ended it (its error says so), not the 120 s cell timeout: no
+    # wall-clock bound is asserted (a busy machine must not fail the test)
     outcome = {o.student: o for o in report.outcomes}
     assert outcome["full"].status == "graded" and outcome["full"].score == 17
     assert outcome["infinite_loop"].status == "error"

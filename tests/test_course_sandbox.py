@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -368,15 +369,18 @@ def test_every_process_dies_with_the_box(tmp_path):
     """A double-forked daemon in a new session is still in the box's PID namespace: when
     the kernel exits, bwrap (the namespace's init) exits and the kernel kills the rest."""
     box = make_box(tmp_path, cpu_seconds=20)
-    proc = launch(box, """
+    # a sleep no other test's process has on its command line (test_course_cgroups sleeps
+    # 60 s too, on the other worker): the search below finds this box's daemon or nothing
+    nap = f"60.{uuid.uuid4().int % 10**9:09d}"
+    proc = launch(box, f"""
     import time
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
-            time.sleep(60)
+            time.sleep({nap})
         os._exit(0)
     time.sleep(0.3)
-    report({"daemon": "started"})
+    report({{"daemon": "started"}})
     """)
     assert report(box, proc) == {"daemon": "started"}
     uid = Policy.load(box.policy).uid
@@ -385,9 +389,10 @@ def test_every_process_dies_with_the_box(tmp_path):
         time.sleep(0.05)
     if IS_ROOT:
         assert processes_of(uid) == []
-    # only this box's processes: other tests (and other people's) sleep 60 s too
+    # only this box's processes: its uid (as root) and its own sleep
     scope = ["-U", str(uid)] if IS_ROOT else []
-    leftover = subprocess.run(["pgrep", *scope, "-f", "time.sleep\\(60\\)"],
+    pattern = f"time.sleep\\({re.escape(nap)}\\)"
+    leftover = subprocess.run(["pgrep", *scope, "-f", pattern],
                               capture_output=True, text=True).stdout.split()
     assert leftover == [], leftover
 

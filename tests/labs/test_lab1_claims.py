@@ -59,8 +59,13 @@ def test_ring_4_bit_is_explained_not_silent(lab):
     b = lab("oura_ring").part("B")
     b.controls["weight_bits"].value = 4
     assert b.callouts["floor"].active and "8-bit" in b.callouts["floor"].title
+    per_int8 = b.results["bytes_per_session"]
     b.controls["weight_bits"].value = 16   # FP32 on the M4F: the state grows, no floor
-    assert "8-bit" not in b.callouts["floor"].title   # at most FP32's own peers (32-bit)
+    s = b.settings()
+    assert b.results["bytes_per_session"] > per_int8
+    assert not {4, 8} & set(b.floor_peers(s, b._cap(s)))   # at most FP32's own peers
+    floor = b.callouts["floor"]
+    assert not floor.active or "8-bit" not in floor.title
 
 
 @pytest.mark.parametrize("track", list(TRACKS))
