@@ -3,22 +3,21 @@
     .venv/bin/python benchmarks/bench_calibration.py          # table + summary
     .venv/bin/python benchmarks/bench_calibration.py --fit    # re-run the class fits
 
-The ``--fit`` grids are how the fitted factors in :mod:`labkit.physics.derating` were set:
-for each class, the grid point with the least mean |log error| over all of its cases (one
-value per class; no case is left out or tuned on its own).
+The ``--fit`` grids (:data:`labkit.physics.holdout.FITS`) are how the fitted factors in
+:mod:`labkit.physics.derating` were set: for each class, the grid point with the least mean
+|log error| over all of its cases (one value per class; no case tuned on its own). The
+table is in sample; the second table holds each source family out (its class refit on the
+other families' cases) and predicts it: the figure that cannot flatter itself.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
-import math
 import time
-from dataclasses import replace
-from types import MappingProxyType
 
 from labkit.physics import derating as dr
-from labkit.physics.calibration import TOLERANCE, calibrate, predict
+from labkit.physics.calibration import TOLERANCE, calibrate
+from labkit.physics.holdout import FITS, fit_class, hold_out_families
 from labkit.registries.measurements import MEASUREMENTS
 
 
@@ -40,35 +39,40 @@ def table() -> None:
     print(f"calibrate(): {took * 1e3:.0f} ms")
 
 
-def _score(cls: str, d: dr.Derating) -> float:
-    ms = [m for m in MEASUREMENTS if dr.device_class_of(m.hardware).id == cls]
-    return sum(abs(math.log(predict(m, d) / m.value)) for m in ms) / len(ms)
+def hold_out() -> None:
+    """Each source family held out in turn: its class refit on the other families."""
+    t0 = time.perf_counter()
+    h = hold_out_families()
+    took = time.perf_counter() - t0
+    print(f"\n{'id':46s} {'class':10s} {'family':24s} {'stack':18s} {'in-sample':>9s} "
+          f"{'held out':>9s}")
+    for r in h.rows:
+        held = "  (none)" if r.held_out_error is None else f"{r.held_out_error:+8.0%}"
+        print(f"{r.id:46s} {r.device_class:10s} {r.source_family:24s} {r.stack:18s} "
+              f"{r.in_sample_error:+8.0%} {held:>9s}")
+    print(f"\nwithin +-{TOLERANCE:.0%}: in sample {h.in_sample_within:.1%}, leave one source "
+          f"family out {h.held_out_within:.1%} ({len(h.rows)} cases, "
+          f"{len({r.source_family for r in h.rows})} families)")
+    for c in h.class_in_sample_within:
+        print(f"  {c:10s} in sample {h.class_in_sample_within[c]:.1%}, held out "
+              f"{h.class_held_out_within[c]:.1%}")
+    if h.unvalidated:
+        print(f"  cannot be validated (their class has one family): {', '.join(h.unvalidated)}")
+    print(f"hold_out_families(): {took * 1e3:.0f} ms")
 
 
 def fit() -> None:
-    grids = {
-        "datacenter": (dr.DATACENTER_DECODE, lambda bw, lo, mo: dict(
-            bandwidth_efficiency=bw, layer_overhead_s=lo, moe_layer_overhead_s=mo),
-            # bandwidth fixed: a sourced estimate, not a fit
-            ([0.9], [50e-6, 60e-6, 70e-6, 80e-6, 90e-6], [0.0, 30e-6, 60e-6, 90e-6])),
-        "automotive": (dr.EDGE_GPU_CNN, lambda e, e32, tail, lo: dict(
-            flop_efficiency=e, fp32_flop_efficiency=e32, layer_tail_flop=tail,
-            layer_overhead_s=lo),
-            ([0.38, 0.4, 0.42, 0.44, 0.46, 0.48], [0.5, 0.55, 0.6],
-             [80e6, 90e6, 100e6, 110e6, 120e6, 130e6], [3e-6, 4e-6, 5e-6, 6e-6, 7e-6])),
-        "phone": (dr.PHONE_DECODE, lambda bw, q4: dict(
-            bandwidth_efficiency=bw, bits_bandwidth=MappingProxyType({4: q4, 8: (1 + q4) / 2})),
-            # the 4-bit share fixed: from the issue's measurement
-            ([0.55, 0.6, 0.65, 0.7, 0.75], [0.72])),
-        "mcu": (dr.MCU_CNN, lambda cpm: dict(flop_efficiency=1 / (2 * cpm)),
-                ([2.9, 3.1, 3.3, 3.5, 3.7, 3.9, 4.1],)),
-    }
-    for cls, (base, make, axes) in grids.items():
-        best = min((_score(cls, replace(base, **make(*p))), p) for p in itertools.product(*axes))
-        print(f"{cls:10s} best mean |log error| {best[0]:.3f} at {best[1]}")
+    for cls in FITS:
+        cases = [m for m in MEASUREMENTS if dr.device_class_of(m.hardware).id == cls]
+        d, score = fit_class(cls, cases)
+        print(f"{cls:10s} best mean |log error| {score:.3f}: {d}")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fit", action="store_true", help="re-run the per-class grid fits")
-    (fit if ap.parse_args().fit else table)()
+    if ap.parse_args().fit:
+        fit()
+    else:
+        table()
+        hold_out()

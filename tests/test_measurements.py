@@ -37,6 +37,7 @@ def test_every_entry_is_valid_sourced_and_unique():
         assert m.value > 0 and m.batch >= 1 and m.tp >= 1
         assert m.source.startswith(("https://", "http://"))
         assert m.source_detail.strip() and m.derivation.strip() and m.system.strip()
+        assert m.source_family.strip() and m.stack.strip()
         with pytest.raises(dataclasses.FrozenInstanceError):
             m.value = 1.0  # type: ignore[misc]
 
@@ -77,6 +78,8 @@ def _raw(**changes: Any) -> dict[str, Any]:
     ({"source": "docs.nvidia.com/nim"}, "source"),
     ({"system": ""}, "system"),
     ({"batch": 1.5}, "batch"),
+    ({"source_family": " "}, "source_family"),
+    ({"stack": 3}, "stack"),
 ])
 def test_a_bad_field_raises_naming_the_entry_and_field(changes: dict[str, Any], field: str):
     raw = _raw(**changes)

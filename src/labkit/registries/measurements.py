@@ -55,6 +55,9 @@ class Measurement:
         spread over ``output_tokens`` steps) or "concurrent" (a closed loop of ``batch``
         requests: the other requests' prefills interleave with this one's steps).
         prompt_tokens / output_tokens: per request (0 when not needed: decode-only, CNNs).
+        source_family: who published it (one publisher's pages, CI or result logs are one
+        family): validation holds whole families out, never single cases.
+        stack: the software that ran it (``vllm``, ``tensorrt-llm``, ``x-cube-ai``, ...).
     """
 
     id: str
@@ -73,6 +76,8 @@ class Measurement:
     source_detail: str
     derivation: str
     year: int
+    source_family: str
+    stack: str
     batching: str = "decode-only"
     prompt_tokens: int = 0
     output_tokens: int = 0
@@ -83,7 +88,7 @@ _OPTIONAL = ("batching", "prompt_tokens", "output_tokens")
 _INTS = ("batch", "context_tokens", "weight_bits", "kv_bits", "tp", "year", "prompt_tokens",
          "output_tokens")
 _TEXTS = ("id", "hardware", "model", "workload", "metric", "system", "source",
-          "source_detail", "derivation", "batching")
+          "source_detail", "derivation", "batching", "source_family", "stack")
 BATCHING = ("decode-only", "static", "concurrent")
 
 
