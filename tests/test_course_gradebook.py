@@ -25,7 +25,7 @@ from nbgrader.api import Gradebook
 from course_helpers import BIN, free_port
 from grading_helpers import fixture_course, gradebook_scores
 from labkit.course.build import nbgrader
-from labkit.course.grade import GradeError, GradeOptions, grade, read_journal
+from labkit.course.grade import PAUSE_ENV, GradeError, GradeOptions, grade, read_journal
 from labkit.course.gradebook import STUDENT_TABLES, snapshot_gradebook, writer_lock
 from pg_helpers import Cluster, pg_cluster
 
@@ -69,8 +69,10 @@ def _copy(course: Path, dest: Path) -> Path:
     return dest
 
 
-def _labkit(*args: str) -> subprocess.Popen:
+def _labkit(*args: str, pause: Path | None = None) -> subprocess.Popen:
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    if pause is not None:   # the run holds after each journaled grade while it exists
+        env[PAUSE_ENV] = str(pause)
     return subprocess.Popen([str(BIN / "labkit"), *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
@@ -112,14 +114,16 @@ def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(cluster, cours
     db_url = cluster.create("resume", template="course")
     args = ("course", "grade", "lab1", "--track", "cloud_fleet", "--root", str(root),
             "--db", db_url, "--workers", "1")
-    proc = _labkit(*args)
-    deadline = time.time() + 120
-    while not read_journal(root) and time.time() < deadline:
+    pause = tmp_path / "hold"
+    pause.touch()
+    proc = _labkit(*args, pause=pause)
+    deadline = time.time() + 300
+    while not read_journal(root) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)   # held after its first journaled grade
     proc.wait()
     first = read_journal(root)
-    assert 1 <= len(first) < len(STUDENTS), "the kill should land mid-run"
+    assert len(first) == 1 < len(STUDENTS), "the run holds after its first grade"
 
     rerun = _labkit(*args)  # the server dropped the dead run's writer lock
     out, _ = rerun.communicate(timeout=300)

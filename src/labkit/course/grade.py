@@ -74,6 +74,10 @@ if TYPE_CHECKING:  # nbgrader is imported only when a run starts (its import tak
 GRADER_VERSION = "labkit-grade-2"  # 2: bounded copies, completion credit for options only
 JOURNAL = Path(".labkit") / "grade_journal.jsonl"
 NOTES_FILE = "labkit_grading.json"
+PAUSE_ENV = "LABKIT_GRADE_PAUSE"
+"""A file path in the instructor's environment: after each journaled grade the run waits
+while that file exists -- a fixed point at which the resume tests kill a run (no student
+code runs in, or can reach the environment of, the process that merges)."""
 
 
 @dataclass(frozen=True)
@@ -418,8 +422,16 @@ def _merge(gb: Gradebook, root: Path, job: _Job, result: dict) -> Outcome:
                            "fingerprint": job.fingerprint, "status": "graded",
                            "score": score, "max_score": max_score, "findings": list(codes),
                            "at": datetime.now().isoformat(timespec="seconds")})
+    _hold()
     return Outcome(job.assignment, job.student, "graded", score, max_score, codes, flagged,
                    seconds=result.get("seconds", 0.0), timings=timings)
+
+
+def _hold() -> None:
+    """Wait while the file named by :data:`PAUSE_ENV` exists (unset: return at once)."""
+    flag = os.environ.get(PAUSE_ENV)
+    while flag and os.path.exists(flag):
+        time.sleep(0.05)
 
 
 # -- entry point --------------------------------------------------------------------------
