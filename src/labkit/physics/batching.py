@@ -1,8 +1,9 @@
 """Batching under variance: four scheduling policies simulated over the same requests.
 
 Every policy serves the same simulated stream (fixed numpy seed): arrivals (Poisson, or
-several periodic sensor streams with random phases) and output lengths (lognormal with a
-given mean and coefficient of variation, or an explicit array). Time per step comes from
+several periodic sensor streams, all at once first, then each at its own random phase) and
+output lengths (lognormal with a given mean and coefficient of variation, or an explicit
+array). Time per step comes from
 the roofline as a function of how many sequences share the step (``step_s_by_batch``), and
 prefill time from :mod:`labkit.physics.phases` as a function of how many prompts share a prefill
 (``prefill_s_by_batch``), so nothing here is a fudge factor:

@@ -33,7 +33,7 @@ def worst_text(p: CameraPoint) -> str:
 
 
 WORST_BASIS = ("every camera's frame arriving at once, the bound a hard deadline must meet "
-               "(Lab 1 reports the largest latency its simulated stream happened to see)")
+               "(Lab 1's simulated stream starts at that instant too)")
 
 
 def worst_card(p: CameraPoint, slo_s: float) -> tuple[str, str, str, str]:
