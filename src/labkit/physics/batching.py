@@ -3,10 +3,10 @@
 Every policy serves the same simulated stream (fixed numpy seed): arrivals (Poisson, or
 several periodic sensor streams, all at once first, then each at its own random phase) and
 output lengths (lognormal with a given mean and coefficient of variation, or an explicit
-array). Time per step comes from
-the roofline as a function of how many sequences share the step (``step_s_by_batch``), and
-prefill time from :mod:`labkit.physics.phases` as a function of how many prompts share a prefill
-(``prefill_s_by_batch``), so nothing here is a fudge factor:
+array). Time per step comes from the roofline as a function of how many sequences share
+the step (``step_s_by_batch``), and prefill time from :mod:`labkit.physics.phases` as a
+function of how many prompts share a prefill (``prefill_s_by_batch``), so nothing here is
+a fudge factor:
 
 * ``none``       -- one request at a time, FCFS (single-server queue, Lindley recursion).
 * ``static``     -- wait until ``B`` requests are queued, prefill them together, then decode
@@ -126,8 +126,8 @@ def arrival_times(rate_per_s: object, n: int = DEFAULT_REQUESTS, process: str = 
 
     ``poisson``: exponential gaps (independent users). ``periodic``: ``streams`` sensors
     (cameras, a ring's window clock) each firing every ``streams / rate`` s, merged --
-    unsynchronised cameras, not a single clock. Their clocks drift, so over a drive they
-    pass through every alignment, the worst being all at once: the first period is that
+    unsynchronised cameras, not a single clock. Their clocks drift, so over time they pass
+    through every alignment, the worst being all at once: the first period is that
     critical instant (every stream fires at t = 0; Liu & Layland 1973, the release at which
     a periodic task's response time is longest), and each stream then keeps its own random
     phase (a gap of one period or more after the first firing).
