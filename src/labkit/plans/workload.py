@@ -283,6 +283,16 @@ class SessionPoint:
     clear_s: float | None = None
     per_device: int | None = None
 
+    def failed(self, slots: int, slo_s: float) -> tuple[str, ...]:
+        """Lab 1 Part B's checks that fail here: ``memory`` (weights + one state fit),
+        ``batch`` (the scheduler's ``slots`` fit) and, under a hard deadline, ``deadline``
+        (they are cleared within ``slo_s``)."""
+        cap = self.capacity
+        late = self.clear_s is not None and self.clear_s > slo_s
+        return (("memory",) if cap.oom else ()) + (
+            ("batch",) if cap.max_sessions < slots else ()) + (
+            ("deadline",) if late and not cap.oom else ())
+
 
 def session_point(track: str | Track, *, weight_bits: int, kv_bits: int | None = None,
                   context_tokens: object = None, windows: int = 1,

@@ -121,7 +121,7 @@ def part_b(part: Any, s: Settings) -> Decision:
         task += f", and clear them within the {fmt_time(tr.slo_s)} deadline"
         if not cap.oom:
             standing += f"; the last is done after {fmt_time(p.clear_s)}"
-    return Decision(task, not part.failed(s), standing)
+    return Decision(task, not p.failed(part.slots, tr.slo_s), standing)
 
 
 def part_c(part: Any, s: Settings) -> Decision:

@@ -192,14 +192,7 @@ class PartB(Part):
         return np.asarray(self._curve(s), dtype=float)
 
     def failed(self, s: Mapping[str, object]) -> tuple[str, ...]:
-        """Part B's checks: ``memory`` (weights + one fit), ``batch`` (every slot fits) and,
-        under a hard deadline, ``deadline`` (the slots are cleared within it)."""
-        p = self.point(s)
-        cap = p.capacity
-        late = p.clear_s is not None and p.clear_s > self.track.slo_s
-        return (("memory",) if cap.oom else ()) + (
-            ("batch",) if cap.max_sessions < self.slots else ()) + (
-            ("deadline",) if late and not cap.oom else ())
+        return self.point(s).failed(self.slots, self.track.slo_s)
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
@@ -278,7 +271,8 @@ class PartB(Part):
         self.callouts["batch_cap"].set(short, *spec.batch_cap_text(tr, n, self.slots),
                                        self._hint(s, "batch"))
         self._set_floor(s, cap)
-        p, late = self._point(s), "deadline" in self.failed(s)
+        p = self._point(s)
+        late = "deadline" in p.failed(self.slots, tr.slo_s)
         if "deadline" in self.callouts:
             self.callouts["deadline"].set(late, *spec.deadline_text(tr, p, self.slots),
                                           self._hint(s, "deadline"))
