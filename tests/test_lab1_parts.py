@@ -23,11 +23,12 @@ from labkit.registries.models import get_model
 from labkit.tracks import TRACKS
 
 TRACK_IDS = list(TRACKS)
+BATCHING = [t for t, tr in TRACKS.items() if not tr.speculates]  # Part C batches requests
 
 # The computed answers at each track's defaults (a regression pin on the lesson design).
 EXPECTED = {
     "cloud_fleet": {"A": "weeks", "B": "many", "C": "continuous", "D": "slo"},
-    "iphone": {"A": "days", "B": "modest", "C": "none", "D": "memory"},
+    "iphone": {"A": "days", "B": "modest", "C": "tail_ok", "D": "memory"},
     # ring D: the naive FP32 pass + its MFCC front end (counted since issue #23, as in
     # Lab 2) miss the 330 ms deadline before the energy budget is reached
     "oura_ring": {"A": "days", "B": "few", "C": "none", "D": "slo"},
@@ -369,7 +370,7 @@ def test_parts_a_and_b_weigh_the_same_model_the_same(make_lab, track):
         assert b.results["weight_bytes"] == pytest.approx(want)
 
 
-@pytest.mark.parametrize("track", list(TRACKS))
+@pytest.mark.parametrize("track", BATCHING)
 def test_part_c_never_shows_more_delivered_than_possible(make_lab, track):
     part = make_lab(track).part("C")
     for rate in (part.controls["rate"].min, part.controls["rate"].value,

@@ -36,6 +36,7 @@ from labkit.physics.kvcache import kv_fraction_per_device
 from labkit.physics.roofline import decode_roofline
 from labkit.plans.economy import event_cost
 from labkit.plans.serving import serving_plan, track_capacity
+from labkit.plans.speculation import probe_tokens, speculation_curve, speculation_of, start_bits
 from labkit.plans.workload import front_end_label, front_end_s, pass_table_s
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
@@ -490,8 +491,54 @@ def padding_batch(t: Track) -> list[int]:
     raise ValueError(f"track {t.id!r}: no static batch of two fits Exercise C")
 
 
+def _exercise_c_tokens(t: Track) -> Exercise:
+    """One user, its own tokens batched: the tail request's time per token when a pass
+    checks K guesses (Part C's prediction setting, at its starting weights)."""
+    k = probe_tokens(t)
+    bits = start_bits(t)
+    curve = speculation_curve(t, weight_bits=bits)
+    passes = [round(p.check.pass_s * 1e3, 4) for p in curve]
+    tail = round(curve[k].acceptance_tail, 4)
+    mean_ms = round(curve[k].tpot_mean_s * 1e3, 4)
+    q = f"p{t.slo_quantile * 100:g}"
+    spec = speculation_of(t)
+    expected = passes[k] * (1 - tail) / (1 - tail ** (k + 1))
+    statement = f"""
+{spec.proposer.capitalize()} guesses the next `K` tokens; one pass of the model checks all
+`K + 1` positions and takes `PASS_MS[K]` ms ({bits}-bit weights). The guesses are checked in
+order: each is kept with probability `α` if every guess before it was kept, and the pass
+then adds one token of its own (the correction, or one more after `K` kept guesses). The
+{q} request, at the tail of the spread across requests, has `α = ALPHA_TAIL`.
+**What is its time per output token, in ms?** Store it in `answer_C`.
+"""
+    data = f"""
+# Part C numbers for this track (read-only)
+K = {k}  # guesses a pass checks
+PASS_MS = {passes}  # PASS_MS[k] = one pass checking k guesses, ms
+ALPHA_TAIL = {tail!r}  # acceptance of a guess, {q} request
+AVERAGE_REQUEST_MS = {mean_ms!r}  # the average request's time per token at K, ms (Part C)
+"""
+    solution = "answer_C = PASS_MS[K] * (1 - ALPHA_TAIL) / (1 - ALPHA_TAIL ** (K + 1))"
+    hidden = f"""
+from labkit.grading import expect_close
+expect_close("answer_C", answer_C, {expected!r}, "C", rel=0.01,
+             revisit="tokens a pass = 1 + α + α² + ... + α^K (a guess counts only if every one before it was kept); time per token = pass time / tokens a pass")
+"""
+    visible = ('expect_number("answer_C", answer_C, "C", above=AVERAGE_REQUEST_MS, '
+               'below=PASS_MS[K],\n              why="the tail request is slower than the '
+               'average one, and a pass emits at least one token")')
+    mean = spec.acceptance_mean
+    mistakes = (f"answer_C = PASS_MS[K] * (1 - {mean!r}) / (1 - {mean!r} ** (K + 1))",
+                "answer_C = PASS_MS[K] / (K + 1)", "answer_C = PASS_MS[K]")
+    return Exercise(statement, data, "answer_C", solution, visible, hidden, POINTS["exercise"],
+                    mistakes=mistakes)
+
+
 def exercise_c(t: Track) -> Exercise:
-    """Variance: padding waste (token streams) or batch-formation wait (sensor frames)."""
+    """Variance: padding waste (token streams), batch-formation wait (sensor frames), or
+    the acceptance of a model's guesses of its own tokens (one user, nothing to batch)."""
+    if t.speculates:
+        return _exercise_c_tokens(t)
     if t.is_transformer:
         lengths = padding_batch(t)
         n = len(lengths)

@@ -21,9 +21,7 @@ from labkit.plans.moves import single_moves
 from labkit.tracks import TRACKS
 from labkit.ui.controls import control_values
 
-NOT_YET: dict[tuple[str, str, str], str] = {
-    ("lab1", "iphone", "C"): "one user has nothing to batch: needs its own part",
-}
+NOT_YET: dict[tuple[str, str, str], str] = {}
 """(lab, track, part) -> why its plan does not yet fail a task at the defaults."""
 
 MULTI_LEVER = frozenset({"D"})

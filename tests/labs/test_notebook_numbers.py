@@ -40,6 +40,7 @@ from labkit.plans.design import (
     vehicle_frame,
 )
 from labkit.plans.serving import release_guardrails, serving_plan, track_capacity
+from labkit.plans.speculation import speculation_of, speculation_point, start_bits
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import BUILTIN_TRACKS, Track, get_track
@@ -257,7 +258,16 @@ def _lab1_b(t: Track, ns: dict[str, object]) -> None:
 
 def _lab1_c(t: Track, ns: dict[str, object]) -> None:
     """The batch fits memory (and, for a language model, the TPOT budget); a rate is below
-    what the device processes with a batch that fits."""
+    what the device processes with a batch that fits. A model checking its own guesses:
+    the exercise's pass times and tail are Part C's at its starting weights, and the answer
+    is that point's tail TPOT."""
+    if t.speculates:
+        k = int(ns["K"])  # type: ignore[call-overload]
+        point = speculation_point(t, k=k, weight_bits=start_bits(t))
+        assert 0 < k <= speculation_of(t).max_tokens
+        assert float(ns["PASS_MS"][k]) == pytest.approx(point.check.pass_s * 1e3)  # type: ignore[index]
+        assert float(ns["answer_C"]) == pytest.approx(point.tpot_tail_s * 1e3, rel=1e-3)  # type: ignore[arg-type]
+        return
     cap = track_capacity(t).max_sessions
     if t.is_transformer:
         lengths = list(ns["OUTPUT_TOKENS"])  # type: ignore[call-overload]

@@ -84,6 +84,36 @@ def narrative(intro: str, hooks: Mapping[str, str], takeaway: str) -> Narrative:
 
 
 @dataclass(frozen=True)
+class Speculation:
+    """How a track's model checks guesses of its own next tokens
+    (:mod:`labkit.physics.speculative`): Lab 1 Part C's lever where one user leaves no
+    other request to batch with.
+
+    ``proposer`` names what guesses, in the words a screen uses ("prompt lookup");
+    its guesses cost no model step. ``acceptance_mean`` and ``acceptance_sd`` describe the
+    per-token acceptance across requests (a Beta distribution); ``max_tokens`` is the most
+    guesses one pass may check.
+    """
+
+    proposer: str
+    acceptance_mean: float
+    acceptance_sd: float
+    max_tokens: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.proposer, str) or not self.proposer.strip():
+            raise ValueError(f"speculation.proposer must be a non-empty string, got "
+                             f"{self.proposer!r}")
+        m = float(v.fraction("speculation.acceptance_mean", self.acceptance_mean,
+                             allow_zero=False, allow_one=False))
+        sd = float(v.non_negative("speculation.acceptance_sd", self.acceptance_sd))
+        if sd * sd >= m * (1.0 - m):
+            raise ValueError("speculation.acceptance_sd must be below sqrt(mean (1 - mean)) "
+                             f"for a Beta distribution; got {sd!r}")
+        v.positive_int("speculation.max_tokens", self.max_tokens)
+
+
+@dataclass(frozen=True)
 class Track:
     """One deployment scenario. Units are in the field names or listed here.
 
@@ -156,6 +186,8 @@ class Track:
     state_nouns: str = "sessions"
     replica_noun: str = "replica"
     replica_nouns: str = "replicas"
+    # a model that checks its own guessed tokens (one user, nothing else to batch with)
+    speculation: Speculation | None = None
 
     @property
     def event_nouns(self) -> tuple[str, str]:
@@ -184,6 +216,12 @@ class Track:
         """Whether every input must be done within ``slo_s`` (the maximum, not a percentile):
         then what is in flight is bounded by the time to clear it as well as by memory."""
         return self.slo_kind == "deadline" and self.slo_quantile >= 1.0
+
+    @property
+    def speculates(self) -> bool:
+        """Whether the track's model checks guesses of its own next tokens (a language
+        model with a :class:`Speculation`; a CNN emits no tokens to guess)."""
+        return self.speculation is not None and self.is_transformer
 
     @property
     def min_weight_bits(self) -> int:
@@ -251,13 +289,14 @@ _NON_NEGATIVE = ("setup_cost", "output_tokens_cv", "window_bytes", "max_quality_
 _COUNTS = ("horizon_days", "devices_per_replica", "batch_size", "arrival_streams")
 _PRECISIONS = ("weight_bits", "kv_bits", "min_kv_bits")
 _OPTIONAL = ("input_noun", "state_noun", "state_nouns", "replica_noun",
-             "replica_nouns")  # fields with a default
+             "replica_nouns")  # fields with a default (words)
+_OPTIONAL_DATA = ("speculation",)  # fields with a default (None)
 
 
 def _check_inputs(kw: Mapping[str, Any]) -> None:
     """Check the given (not derived) fields; every error names its field."""
     missing = [f for f in FIELDS if f not in kw and f not in DERIVED_FIELDS
-               and f not in _OPTIONAL]
+               and f not in _OPTIONAL and f not in _OPTIONAL_DATA]
     if missing:
         raise ValueError(f"track fields missing: {', '.join(missing)}")
     for name in ("id", "label", *(f for f in _OPTIONAL if f in kw)):
@@ -293,6 +332,9 @@ def _check_inputs(kw: Mapping[str, Any]) -> None:
     if get_model(kw["model_id"]).is_transformer:
         v.positive_int("prompt_tokens", kw["prompt_tokens"])
         v.positive_int("output_tokens", kw["output_tokens"])
+    spec = kw.get("speculation")
+    if spec is not None and not isinstance(spec, Speculation):
+        raise ValueError(f"speculation must be a Speculation or None, got {spec!r}")
 
 
 def _derive(kw: dict[str, Any]) -> None:

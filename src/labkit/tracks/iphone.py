@@ -12,6 +12,7 @@ from labkit.tracks.base import (
     CONTEXT_SOURCE,
     DERIVED_ENERGY_SOURCE,
     KV_STATE_SOURCE,
+    Speculation,
     Stakeholder,
     make_track,
     narrative,
@@ -56,6 +57,8 @@ IPHONE = make_track(
     batch_size=1, default_policy="none", batch_timeout_s=0.100,
     scheduler_overhead_s=1.0e-3, arrival_process="poisson", arrival_streams=1,
     max_utilisation=0.8,
+    speculation=Speculation(proposer="prompt lookup", acceptance_mean=0.6,
+                            acceptance_sd=0.1, max_tokens=8),
     narrative=narrative(
         "A writing assistant runs Llama 3.2 3B on the phone itself: private, offline, and paid "
         "for in battery rather than dollars.",
@@ -64,7 +67,8 @@ IPHONE = make_track(
                  "51 GB/s of LPDDR5 for each token. How long is the prompt pass next to that loop?",
             "B": "iOS leaves an app about 4 GB. At 16 bits the weights alone do not fit; at 4 "
                  "bits, how many cached conversations do?",
-            "C": "One user, a few requests a day: is there anything to batch at all?",
+            "C": "One user, a few rewrites a day: no other request to batch with. But a "
+                 "rewrite copies much of its email: can the phone batch its own next tokens?",
             "D": "Choose precision and schedule so replies stream at 10 tokens/s inside the "
                  "battery budget without crossing the quality floor.",
         },
@@ -115,5 +119,13 @@ IPHONE = make_track(
         "scheduler_overhead_s": "estimate: 1 ms per step of app-side scheduling",
         "arrival_streams": "one user: Poisson arrivals",
         "max_utilisation": "not binding for one user",
+        "speculation": "prompt lookup (A. Saxena 2023, apoorvumang/prompt-lookup-decoding): "
+                       "the guesses are what followed the last generated n-gram in the "
+                       "prompt, a string match with no model step; it reports 2-4x on "
+                       "input-grounded tasks with 10 guesses a pass, the E(alpha, 10) of "
+                       "an acceptance alpha of 0.5-0.77. Assumptions: acceptance on "
+                       "rewrites averages 0.6 and varies by 0.1 (SD) between requests (a "
+                       "proofread copies most of the email, a change of tone little); at "
+                       "most 8 guesses a pass",
     },
 )

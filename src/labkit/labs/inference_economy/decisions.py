@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from labkit.core.format import counted, fmt_num, fmt_time
+from labkit.core.format import counted, fmt, fmt_num, fmt_time
 from labkit.labs.common import Decision, Settings
 from labkit.labs.inference_economy.base import (
     NAIVE_BITS,
@@ -20,6 +20,7 @@ from labkit.labs.inference_economy.base import (
 )
 from labkit.plans.economy import busy_daily_cost
 from labkit.plans.serving import GUARDRAILS
+from labkit.plans.speculation import start_bits
 from labkit.plans.workload import policy_label
 
 NAIVE_POLICY = "static"
@@ -145,3 +146,35 @@ def part_d(part: Any, s: Settings) -> Decision:
                 "fails: " + ", ".join(guardrail_label(g) for g in failed))
     return Decision(f"ship a release that passes every guardrail ({names})", not failed,
                     standing)
+
+
+def tokens_start(part: Any) -> dict[str, object]:
+    """Where the guessing part's controls start: the weights of
+    :func:`labkit.plans.speculation.start_bits` (the most accurate that fit, where the plan
+    misses the SLO there), no guesses."""
+    return {**{k: c.value for k, c in part.controls.items()},
+            "weight_bits": start_bits(part.track)}
+
+
+def tokens_start_note(part: Any, start: dict[str, object]) -> str:
+    """The sentence naming that starting candidate ("" when it is the track's plan)."""
+    tr = part.track
+    bits = int(str(start["weight_bits"]))
+    if bits == tr.weight_bits:
+        return ""
+    loss = tr.quality_loss_pct
+    return (f"The controls start at {bits}-bit weights, the most accurate that fit (a quality "
+            f"loss of {fmt(loss[bits])} points, where the plan's {tr.weight_bits}-bit "
+            f"weights lose {fmt(loss[tr.weight_bits])}).")
+
+
+def part_c_tokens(part: Any, s: Settings) -> Decision:
+    """Keep the tail request's time per token within the SLO (guessing its own tokens)."""
+    tr = part.track
+    p = part.point(s)
+    k = p.k
+    how = "without guesses" if k == 0 else f"checking {k} guess{'' if k == 1 else 'es'} a pass"
+    return Decision(f"stream every reply within the SLO of {fmt_time(tr.slo_s)} a token, "
+                    f"p{tr.slo_quantile * 100:g} across requests", p.met,
+                    f"{p.weight_bits}-bit weights {how}: the p{tr.slo_quantile * 100:g} "
+                    f"request takes {fmt_time(p.tpot_tail_s)} a token")

@@ -12,6 +12,7 @@ from labkit.labs.inference_economy.info import INFO
 from labkit.labs.inference_economy.part_a import PartA
 from labkit.labs.inference_economy.part_b import PartB
 from labkit.labs.inference_economy.part_c import PartC
+from labkit.labs.inference_economy.part_c_tokens import PartCTokens
 from labkit.labs.inference_economy.part_d import PartD
 from labkit.labs.parts import PARTS
 from labkit.labs.session import LabBase
@@ -32,6 +33,11 @@ class Lab(LabBase[Part]):
     info = INFO
 
     def _part_class(self, letter: str) -> type[Part]:
+        """The part's class; Part C batches the model's own guessed tokens where the
+        track's model checks them (:attr:`labkit.tracks.Track.speculates`): one user
+        leaves no other request to batch with."""
+        if letter == "C" and self.track.speculates:
+            return PartCTokens
         return PART_CLASSES[letter]
 
     # -- header ----------------------------------------------------------------------------
@@ -56,7 +62,8 @@ class Lab(LabBase[Part]):
         assert isinstance(a, PartA)
         tr = self.track
         u = tr.cost_unit
-        ra, rb, rc, rd = a.results, b.results, c.results, d.results
+        assert isinstance(c, PartC | PartCTokens)
+        ra, rb, rd = a.results, b.results, d.results
         saving = float(a.controls["saving_pct"].value)
         if saving > 0:
             worth = (f"your {saving:.0f}% saving is worth {fmt_cost(ra['annual_savings'], u)} "
@@ -86,9 +93,7 @@ class Lab(LabBase[Part]):
                 if rb["weight_location"] == "memory" else
                 f" in memory, while the {format_bytes(rb['weight_bytes'])} of weights stay in "
                 f"{rb['weight_location']}.")),
-            f"Batching depends on the workload: at your Part C settings {rc['winner']} "
-            + ("wins" if rc["any_meets_slo"] else "comes closest")
-            + f" ({lw.esc(rc['why'])}).",
+            c.takeaway(),
             ("A release ships only if every guardrail passes: your candidate "
              + ("passes all four" if rd["passed"] else f"is blocked by {rd['binding']}")
              + (f", at {fmt_cost(rd['daily_cost'], u)} per day ({rd['daily_basis']}) for "
@@ -99,6 +104,7 @@ class Lab(LabBase[Part]):
     def ledger_choices(self) -> dict[str, object]:
         """What Lab 1 hands to later labs: the release candidate and the key numbers."""
         a, b, c, d = (self.part(p) for p in PARTS)
+        assert isinstance(c, PartC | PartCTokens)
         spec = d.results["spec"]
         return plain_dict({
             "weight_bits": spec["weight_bits"],
@@ -110,7 +116,7 @@ class Lab(LabBase[Part]):
             "daily_cost": d.results["daily_cost"], "cost_unit": self.track.cost_unit,
             "crossover_days": a.results["crossover_days"],
             "max_sessions": b.results["max_sessions"],
-            "batching_winner": c.results["winner"],
+            **c.ledger(),
         })
 
     # -- synthesis hooks -------------------------------------------------------------------

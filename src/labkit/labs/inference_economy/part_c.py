@@ -59,6 +59,7 @@ class PartC(Part):
     letter = "C"
     _decision = decisions.part_c
     primary = ("policy", "cv", "batch")
+    spec = spec
 
     def _setup(self) -> None:
         tr = self.track
@@ -303,6 +304,17 @@ class PartC(Part):
             f"{fmt_time(self.track.scheduler_overhead_s)}, timeout "
             f"{fmt_time(self.track.batch_timeout_s)}. Source: "
             "<code>labkit.plans.workload.BatchingBench</code>.</p>")
+
+    def takeaway(self) -> str:
+        """The lab's Part C takeaway at the student's settings (HTML: the reason escaped)."""
+        r = self.results
+        return (f"Batching depends on the workload: at your Part C settings {r['winner']} "
+                + ("wins" if r["any_meets_slo"] else "comes closest")
+                + f" ({lw.esc(r['why'])}).")
+
+    def ledger(self) -> dict[str, object]:
+        """What Part C hands to later labs."""
+        return {"batching_winner": self.results["winner"]}
 
     def _reveal_body(self) -> str:
         d = self.default_cmp

@@ -14,7 +14,20 @@ LAB2_OBJECTIVES = (
     "Design within the memory, latency and battery budgets.",
 )
 
-OBJECTIVES = {"lab2": LAB2_OBJECTIVES}
+LAB1_OBJECTIVES = (
+    "Split a rewrite into its one-time pass over the email (prefill) and its repeated output "
+    "loop (decode), and say which one takes most of the reply's time.",
+    "Find when the battery an on-device optimisation saves repays the energy of downloading and "
+    "compiling it again, in mWh.",
+    "Compute how many cached conversations (their KV caches) fit beside the weights in the "
+    "app's memory, and which knob frees memory first.",
+    "Batch one user's own tokens: decide when checking guessed tokens in one pass keeps the "
+    "requests that accept fewest of them within the SLO.",
+    "Defend a release plan against every guardrail -- memory, SLO, quality and battery -- and "
+    "name the one that binds.",
+)
+
+OBJECTIVES = {"lab2": LAB2_OBJECTIVES, "lab1": LAB1_OBJECTIVES}
 """Objectives by lab id; a lab without an entry uses its own (``LabInfo.objectives``)."""
 
 READING = (
