@@ -79,7 +79,7 @@ class PartCTokens(Part):
         tr, sp = self.track, self.speculation
         c = self.controls
         c["k"] = lw.int_control("Guesses checked per pass (k)", 0, 0, sp.max_tokens)
-        c["sd"] = lw.int_control("Acceptance spread between requests (SD, % points)",
+        c["sd"] = lw.int_control("Acceptance spread (SD, % points)",
                                  round(100 * sp.acceptance_sd), 0, SD_MAX, STEP)
         bits = tr.weight_bits if tr.weight_bits in self.bits_options else self.bits_options[-1]
         c["weight_bits"] = lw.precision_control("Weight precision", bits, self.bits_options)
@@ -106,7 +106,7 @@ class PartCTokens(Part):
             x_label="guesses checked per pass (k)", y_label="time per output token (ms)",
             title="Time per token as the pass checks more guesses", legend=True,
             x_tick_format="d", height=280, legend_location="top-right")
-        ax = lw.make_scale("linear", 0.0, 1.0)
+        ax = lw.make_scale("linear", 0.0, 100.0)
         ay = lw.make_scale("linear", 0.0, 1.0)
         self.a_y = ay
         self.m_shares = lw.bar_mark(np.zeros(1), np.zeros(1), ax, ay,
@@ -116,7 +116,7 @@ class PartCTokens(Part):
                                     legend=True)
         self.figures["acceptance"] = lw.figure(
             [self.m_shares, self.m_tail, self.m_mean], ax, ay,
-            x_label="share of a request's guesses accepted", y_label="share of requests (%)",
+            x_label="guesses a request accepts (%)", y_label="share of requests (%)",
             title="How much each request's guesses are accepted", legend=True, height=240,
             legend_location="top-left")
 
@@ -171,10 +171,10 @@ class PartCTokens(Part):
         mean, sd = self.acceptance(s)
         x, shares = acceptance_shares(self.track, acceptance_mean=mean, acceptance_sd=sd)
         p = self._point(s)
-        lw.update_marks({self.m_shares: {"x": x, "y": 100.0 * shares},
+        lw.update_marks({self.m_shares: {"x": 100.0 * x, "y": 100.0 * shares},
                          self.a_y: {"max": lw.nice_up(125.0 * float(shares.max()))}})
-        lw.set_vline(self.m_tail, p.acceptance_tail)
-        lw.set_vline(self.m_mean, p.acceptance_mean)
+        lw.set_vline(self.m_tail, 100.0 * p.acceptance_tail)
+        lw.set_vline(self.m_mean, 100.0 * p.acceptance_mean)
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
