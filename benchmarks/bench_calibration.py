@@ -16,6 +16,7 @@ import argparse
 import time
 
 from labkit.physics import derating as dr
+from labkit.physics.band import QUANTILES, band_of, held_out_coverage
 from labkit.physics.calibration import TOLERANCE, calibrate
 from labkit.physics.holdout import FITS, fit_class, hold_out_families
 from labkit.registries.measurements import MEASUREMENTS
@@ -61,6 +62,26 @@ def hold_out() -> None:
     print(f"hold_out_families(): {took * 1e3:.0f} ms")
 
 
+def bands() -> None:
+    """Each class's band (held-out errors) and its coverage of families held out of it."""
+    t0 = time.perf_counter()
+    cov = held_out_coverage()
+    took = time.perf_counter() - t0
+    lo, hi = (f"{q:.0%}" for q in QUANTILES)
+    print(f"\nband = the {lo}-{hi} quantiles of held-out measured / achievable")
+    for c in cov.class_share:
+        b = band_of(c)
+        print(f"  {c:10s} x{b.low:.2f} to x{b.high:.2f} of achievable ({b.cases} cases, "
+              f"{b.families} families); held-out coverage {cov.class_share[c]:.1%}")
+    print(f"coverage of held-out families: {cov.share:.1%} of {len(cov.rows)} cases "
+          f"({len(cov.unvalidated)} without a band to check)")
+    for r in cov.rows:
+        if not r.inside:
+            print(f"  outside: {r.id:46s} {r.source_family:24s} ratio {r.ratio:5.2f}, band "
+                  f"{r.band.low:.2f}-{r.band.high:.2f}")
+    print(f"held_out_coverage(): {took * 1e3:.0f} ms")
+
+
 def fit() -> None:
     for cls in FITS:
         cases = [m for m in MEASUREMENTS if dr.device_class_of(m.hardware).id == cls]
@@ -76,3 +97,4 @@ if __name__ == "__main__":
     else:
         table()
         hold_out()
+        bands()

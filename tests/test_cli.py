@@ -68,6 +68,23 @@ def test_roofline_explain_lists_each_derating_term_and_they_add_up():
     assert "tp_allreduce" not in phone["explain"]["terms_ms"]          # one device, no TP
 
 
+def test_roofline_explain_prints_the_band_around_achievable():
+    from labkit.physics.band import band_of
+
+    args = ("roofline", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--batch", "8",
+            "--mode", "achievable", "--explain")
+    ex = run_json(*args)["explain"]
+    band = band_of("datacenter")
+    fast, slow = ex["band_step_ms"]
+    assert fast == pytest.approx(ex["achievable_step_ms"] * band.low)
+    assert slow == pytest.approx(ex["achievable_step_ms"] * band.high)
+    assert "any stack" in ex["band_basis"] and f"{band.cases} cases" in ex["band_basis"]
+    own = run_json(*args, "--stack", "vllm")["explain"]
+    assert "vllm:" in own["band_basis"]
+    assert own["band_step_ms"][0] == pytest.approx(
+        ex["achievable_step_ms"] * band_of("datacenter", "vllm").low)
+
+
 def test_size_contract():
     out = run_json("size", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--users",
                    "256", "--context", "8192", "--tpot-ms", "50")

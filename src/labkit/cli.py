@@ -77,7 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tp", type=_count, default=1, help="tensor-parallel devices (>= 1)")
     p.add_argument("--mode", choices=("peak", "achievable"), default="peak")
     p.add_argument("--explain", action="store_true",
-                   help="list what each achievable derating term adds to the step")
+                   help="list what each achievable derating term adds to the step, and the "
+                        "band published systems span around it")
+    p.add_argument("--stack", default=None,
+                   help="software stack for --explain's band (e.g. vllm; the device "
+                        "class's band where its cases do not pin one)")
 
     p = sub.add_parser("size", help="three-axis capacity planning")
     _add_common(p)
@@ -274,20 +278,32 @@ def _emit(obj: dict[str, object], as_json: bool) -> None:
 
 
 def derating_report(hardware: str, model: str, batch: int = 1, context: int = 8192,
-                    weight_bits: int = 16, kv_bits: int = 16, tp: int = 1) -> dict[str, object]:
-    """``labkit roofline --explain``: the device class, peak and achievable step (ms) and
-    what each derating term adds, ms, with its source."""
+                    weight_bits: int = 16, kv_bits: int = 16, tp: int = 1,
+                    stack: str | None = None) -> dict[str, object]:
+    """``labkit roofline --explain``: the device class, peak and achievable step (ms), what
+    each derating term adds, ms, with its source, and the band real systems span around
+    achievable (:mod:`labkit.physics.band`; ``stack``'s own where its cases pin one)."""
     from labkit.physics import roofline as rf
     from labkit.physics.derating import device_class_of
 
     args = (hardware, model, batch, context, weight_bits, kv_bits, tp)
     peak = float(rf.decode_roofline(*args, mode="peak").step_s)
     real = float(rf.decode_roofline(*args, mode="achievable").step_s)
+    from labkit.physics.band import QUANTILES, band_for
+
     terms = rf.derating_contributions(*args, mode="achievable")
+    band = band_for(hardware, stack)
+    fast, slow = band.around(real)
+    lo, hi = (f"{q:.0%}" for q in QUANTILES)
     return {"device_class": device_class_of(hardware).label, "peak_step_ms": peak * 1e3,
             "achievable_step_ms": real * 1e3,
             "terms_ms": {t.key: t.added_step_s * 1e3 for t in terms},
-            "sources": {t.key: t.source for t in terms}}
+            "sources": {t.key: t.source for t in terms},
+            "band_step_ms": [fast * 1e3, slow * 1e3],
+            "band_basis": (f"{lo}-{hi} of published {band.device_class} systems' measured / "
+                           "achievable, each from the class refit without its source family"
+                           f" ({band.stack or 'any stack'}: {band.cases} cases, "
+                           f"{band.families} families)")}
 
 
 def _cmd_roofline(a: argparse.Namespace) -> None:
@@ -295,7 +311,7 @@ def _cmd_roofline(a: argparse.Namespace) -> None:
                              a.kv_bits, a.tp, a.mode)
     if a.explain:
         report["explain"] = derating_report(a.hardware, a.model, a.batch, a.context,
-                                            a.weight_bits, a.kv_bits, a.tp)
+                                            a.weight_bits, a.kv_bits, a.tp, a.stack)
     _emit(report, a.json)
 
 

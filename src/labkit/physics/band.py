@@ -1,0 +1,176 @@
+"""The range real systems span around ``achievable``: a band from the published cases.
+
+``achievable`` is one line through the measured cases of a device class. Real systems of
+that class sit around it, several-fold apart by software stack. The band says how far,
+out of sample: the [5th, 95th] percentile (:data:`QUANTILES`) of measured / achievable
+where each case's achievable comes from its class refit *without its source family*
+(:mod:`labkit.physics.holdout`): the error to expect on a system the line was not fitted
+to. Over one software stack's cases where they can pin it (at least
+:data:`MIN_STACK_CASES` cases from :data:`MIN_STACK_FAMILIES` source families), else the
+class's. Both ends are multipliers on achievable time (below 1: a system faster than the
+line).
+
+Its coverage is validated one level further out: each family held out in turn, the band
+built from the other families alone (their own held-out errors, every refit without the
+held-out family too), and the family's cases checked for falling inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from labkit.physics.calibration import predict
+from labkit.physics.derating import device_class_of
+from labkit.physics.holdout import fit_class, hold_out_families
+from labkit.registries.hardware import Hardware
+from labkit.registries.measurements import MEASUREMENTS, Measurement
+
+QUANTILES = (0.05, 0.95)
+"""The band's ends: these quantiles of held-out measured / achievable over its cases (the
+observed value at or beyond each, so a band of few cases runs from its lowest to its
+highest)."""
+MIN_STACK_CASES = 4
+MIN_STACK_FAMILIES = 2
+
+
+@dataclass(frozen=True)
+class Band:
+    """Held-out measured / achievable at the band's two quantiles, over ``cases`` cases of
+    ``families`` source families of ``device_class`` (of ``stack`` alone when not None)."""
+
+    device_class: str
+    stack: str | None
+    low: float
+    high: float
+    cases: int
+    families: int
+
+    def around(self, achievable_s: float) -> tuple[float, float]:
+        """(fastest, slowest) time real systems of this band take where achievable says
+        ``achievable_s``, s."""
+        return achievable_s * self.low, achievable_s * self.high
+
+    def holds(self, ratio: float) -> bool:
+        """Whether a measured / achievable ratio falls inside the band."""
+        return self.low <= ratio <= self.high
+
+
+def _families(cases: Sequence[Measurement]) -> int:
+    return len({m.source_family for m in cases})
+
+
+def held_out_ratios(cases: Sequence[Measurement]) -> dict[str, float]:
+    """measured / held-out achievable of each case: its class refit without its source
+    family (:func:`labkit.physics.holdout.hold_out_families`, the one road to that figure);
+    a case whose family is its class's only one is left out."""
+    return {r.id: r.measured_s / r.held_out_s for r in hold_out_families(cases).rows
+            if r.held_out_s is not None}
+
+
+def _band(device_class: str, cases: Sequence[Measurement], ratios: Mapping[str, float],
+          stack: str | None) -> Band:
+    """The band over ``cases`` (of ``stack`` where they pin it) from their held-out
+    ratios."""
+    had = [m for m in cases if m.id in ratios]
+    own = [m for m in had if m.stack == stack] if stack is not None else []
+    if len(own) >= MIN_STACK_CASES and _families(own) >= MIN_STACK_FAMILIES:
+        had, which = own, stack
+    else:
+        which = None
+    if not had:
+        raise ValueError(f"device_class {device_class!r}: no case has a held-out ratio (one "
+                         "source family cannot validate itself)")
+    x = np.asarray([ratios[m.id] for m in had], dtype=float)
+    lo = np.quantile(x, QUANTILES[0], method="lower")    # observed values, widened: the
+    hi = np.quantile(x, QUANTILES[1], method="higher")   # band holds >= 90% of its cases
+    return Band(device_class, which, float(lo), float(hi), len(had), _families(had))
+
+
+def _class_cases(device_class: str, measurements: Sequence[Measurement]) -> list[Measurement]:
+    cases = [m for m in measurements if device_class_of(m.hardware).id == device_class]
+    if not cases:
+        raise ValueError(f"device_class {device_class!r} has no measured case")
+    return cases
+
+
+def band_of(device_class: str, stack: str | None = None,
+            measurements: Sequence[Measurement] = MEASUREMENTS) -> Band:
+    """The band of ``device_class`` (and ``stack`` where its cases pin one; else the
+    class's), from ``measurements``."""
+    cases = _class_cases(device_class, measurements)
+    return _band(device_class, cases, held_out_ratios(cases), stack)
+
+
+def band_for(hardware: str | Hardware, stack: str | None = None) -> Band:
+    """The band of the hardware's device class (and ``stack``), over every case."""
+    return band_of(device_class_of(hardware).id, stack)
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    """One case held out with its family: its ratio under its class refit without the
+    family, and the band built from the other families alone."""
+
+    id: str
+    device_class: str
+    source_family: str
+    stack: str
+    ratio: float
+    band: Band
+
+    @property
+    def inside(self) -> bool:
+        return self.band.holds(self.ratio)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Every case against the band built without its family: the share inside, overall
+    and per class (a case whose class has too few other families to build a band counts
+    as outside and is listed in ``unvalidated``)."""
+
+    rows: tuple[CoverageRow, ...]
+    share: float
+    class_share: Mapping[str, float]
+    unvalidated: tuple[str, ...]
+
+
+def _family_rows(device_class: str, cases: Sequence[Measurement], family: str,
+                 ) -> list[CoverageRow] | None:
+    """The held-out family's rows, or None when the others cannot build a band."""
+    others = [o for o in cases if o.source_family != family]
+    if _families(others) < 2:
+        return None
+    d = fit_class(device_class, others)[0]
+    ratios = held_out_ratios(others)
+    return [CoverageRow(m.id, device_class, family, m.stack, m.value / predict(m, d),
+                        _band(device_class, others, ratios, m.stack))
+            for m in cases if m.source_family == family]
+
+
+def held_out_coverage(measurements: Sequence[Measurement] = MEASUREMENTS) -> Coverage:
+    """Hold each source family out and check its cases against the band the other
+    families build (refits and held-out ratios all without it)."""
+    if not measurements:
+        raise ValueError("measurements must hold at least one case")
+    classes = sorted({device_class_of(m.hardware).id for m in measurements})
+    rows: list[CoverageRow] = []
+    unvalidated: list[str] = []
+    share: dict[str, float] = {}
+    for c in classes:
+        cases = _class_cases(c, measurements)
+        inside = 0
+        for family in sorted({m.source_family for m in cases}):
+            got = _family_rows(c, cases, family)
+            if got is None:
+                unvalidated += [m.id for m in cases if m.source_family == family]
+                continue
+            rows += got
+            inside += sum(r.inside for r in got)
+        share[c] = inside / len(cases)
+    return Coverage(tuple(rows), sum(r.inside for r in rows) / len(measurements),
+                    MappingProxyType(share), tuple(unvalidated))

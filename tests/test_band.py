@@ -1,0 +1,99 @@
+"""labkit.physics.band: the range real systems span around ``achievable``, from held-out
+errors, and its coverage of families it was not built from."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from labkit.physics import band as bd
+from labkit.physics.calibration import predict
+from labkit.physics.derating import device_class_of
+from labkit.physics.holdout import FITS, hold_out_families
+from labkit.registries.measurements import MEASUREMENTS
+
+
+def _of(cls: str, cases=MEASUREMENTS):
+    return [m for m in cases if device_class_of(m.hardware).id == cls]
+
+
+@pytest.fixture(scope="module")
+def coverage():
+    return bd.held_out_coverage()
+
+
+def test_held_out_ratios_are_the_hold_out_s_own_figures():
+    """One road: the band's ratios are measured / holdout's held-out achievable."""
+    rows = {r.id: r for r in hold_out_families().rows}
+    ratios = bd.held_out_ratios(MEASUREMENTS)
+    assert set(ratios) == {i for i, r in rows.items() if r.held_out_s is not None}
+    for i, x in ratios.items():
+        assert x == pytest.approx(rows[i].measured_s / rows[i].held_out_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("cls", sorted(FITS))
+def test_a_class_band_holds_nine_tenths_of_its_held_out_ratios(cls):
+    b = bd.band_of(cls)
+    ratios = bd.held_out_ratios(_of(cls))
+    assert b.stack is None and b.cases == len(ratios) == len(_of(cls))
+    assert min(ratios.values()) <= b.low < b.high <= max(ratios.values())
+    inside = [b.holds(x) for x in ratios.values()]
+    assert sum(inside) / len(inside) >= 0.9 - 1e-9   # the 5th-95th percentile
+    fast, slow = b.around(0.01)
+    assert fast == pytest.approx(0.01 * b.low) and slow == pytest.approx(0.01 * b.high)
+
+
+def test_a_stack_gets_its_own_band_only_where_its_cases_pin_it():
+    vllm = bd.band_of("datacenter", "vllm")            # 11 cases from 2 families
+    assert vllm.stack == "vllm" and vllm.cases >= bd.MIN_STACK_CASES
+    assert vllm.families >= bd.MIN_STACK_FAMILIES
+    nim = bd.band_of("datacenter", "tensorrt-llm")     # one family only: the class's
+    assert nim.stack is None and nim == bd.band_of("datacenter")
+    assert bd.band_of("datacenter", "no-such-stack") == bd.band_of("datacenter")
+    assert bd.band_for("h100-sxm") == bd.band_of("datacenter")
+
+
+def test_coverage_counts_every_case_once_against_a_band_without_its_family(coverage):
+    seen = [r.id for r in coverage.rows] + list(coverage.unvalidated)
+    assert sorted(seen) == sorted(m.id for m in MEASUREMENTS)
+    for r in coverage.rows:
+        assert r.inside == (r.band.low <= r.ratio <= r.band.high)
+    inside = sum(r.inside for r in coverage.rows)
+    assert coverage.share == pytest.approx(inside / len(MEASUREMENTS))
+    for cls, share in coverage.class_share.items():
+        rows = [r for r in coverage.rows if r.device_class == cls]
+        assert share == pytest.approx(sum(r.inside for r in rows) / len(_of(cls)))
+
+
+def test_cases_the_line_explains_exactly_are_all_covered():
+    """The check can pass: cases that one grid point of the class explains exactly give
+    every refit that point (the grid's first, which also breaks the ties of terms a
+    refit's cases leave free), held-out ratios of 1 and a band of [1, 1] that holds them."""
+    cls = "automotive"
+    f = FITS[cls]
+    d = dataclasses.replace(f.base, **f.make(*[a[0] for a in f.axes]))
+    exact = [dataclasses.replace(m, value=predict(m, d)) for m in _of(cls)]
+    cov = bd.held_out_coverage(exact)
+    assert cov.share == pytest.approx(1.0)
+    assert all(r.band.low == pytest.approx(1.0) == r.band.high for r in cov.rows)
+
+
+def test_and_can_fail_when_one_family_sits_apart():
+    cls = "automotive"
+    f = FITS[cls]
+    d = dataclasses.replace(f.base, **f.make(*[a[-1] for a in f.axes]))
+    fam = _of(cls)[0].source_family
+    apart = [dataclasses.replace(m, value=predict(m, d) * (3.0 if m.source_family == fam
+                                                         else 1.0)) for m in _of(cls)]
+    cov = bd.held_out_coverage(apart)
+    assert not any(r.inside for r in cov.rows if r.source_family == fam)
+
+
+def test_bad_input_names_the_parameter():
+    with pytest.raises(ValueError, match="device_class"):
+        bd.band_of("toaster")
+    with pytest.raises(ValueError, match="measurements"):
+        bd.held_out_coverage([])
+    assert np.isfinite(bd.band_of("mcu").high)
