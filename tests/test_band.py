@@ -49,8 +49,8 @@ def test_a_stack_gets_its_own_band_only_where_its_cases_pin_it():
     vllm = bd.band_of("datacenter", "vllm")            # 11 cases from 2 families
     assert vllm.stack == "vllm" and vllm.cases >= bd.MIN_STACK_CASES
     assert vllm.families >= bd.MIN_STACK_FAMILIES
-    nim = bd.band_of("datacenter", "tensorrt-llm")     # one family only: the class's
-    assert nim.stack is None and nim == bd.band_of("datacenter")
+    mnn = bd.band_of("phone", "mnn-cpu")               # one family only: the class's
+    assert mnn.stack is None and mnn == bd.band_of("phone")
     assert bd.band_of("datacenter", "no-such-stack") == bd.band_of("datacenter")
     assert bd.band_for("h100-sxm") == bd.band_of("datacenter")
 

@@ -80,6 +80,8 @@ def _raw(**changes: Any) -> dict[str, Any]:
     ({"batch": 1.5}, "batch"),
     ({"source_family": " "}, "source_family"),
     ({"stack": 3}, "stack"),
+    ({"fitted": "no"}, "fitted"),
+    ({"fitted": 0}, "fitted"),
 ])
 def test_a_bad_field_raises_naming_the_entry_and_field(changes: dict[str, Any], field: str):
     raw = _raw(**changes)
@@ -104,6 +106,7 @@ def test_missing_extra_and_duplicate_entries_raise():
 def test_the_toml_loader_round_trips_and_rejects_an_empty_file():
     m = MEASUREMENTS[0]
     lines = ["[[measurement]]"] + [
+        f"{k} = {str(v).lower()}" if isinstance(v, bool) else
         f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"'
         for k, v in dataclasses.asdict(m).items()]
     assert load_measurements("\n".join(lines)) == (m,)

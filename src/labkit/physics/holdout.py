@@ -70,7 +70,8 @@ FITS: Mapping[str, ClassFit] = MappingProxyType({
                       ((0.55, 0.6, 0.65, 0.7, 0.75), (0.72,))),
     "mcu": ClassFit("cnn", dr.MCU_CNN, _mcu, ((2.9, 3.1, 3.3, 3.5, 3.7, 3.9, 4.1),)),
 })
-"""Device class -> the grid its fitted terms were chosen on (``bench_calibration --fit``)."""
+"""Device class -> the grid its fitted terms were chosen on (``bench_calibration --fit``,
+over the class's fitted cases: :attr:`Measurement.fitted`)."""
 
 
 def mean_abs_log_error(cases: Sequence[Measurement], d: Derating) -> float:

@@ -58,6 +58,9 @@ class Measurement:
         source_family: who published it (one publisher's pages, CI or result logs are one
         family): validation holds whole families out, never single cases.
         stack: the software that ran it (``vllm``, ``tensorrt-llm``, ``x-cube-ai``, ...).
+        fitted: whether its device class's fitted terms were chosen with it (False: a check
+        case, recorded after the fit and never used by it: out of sample for the shipped
+        derating).
     """
 
     id: str
@@ -81,10 +84,11 @@ class Measurement:
     batching: str = "decode-only"
     prompt_tokens: int = 0
     output_tokens: int = 0
+    fitted: bool = True
 
 
 _FIELDS = tuple(f.name for f in fields(Measurement))
-_OPTIONAL = ("batching", "prompt_tokens", "output_tokens")
+_OPTIONAL = ("batching", "prompt_tokens", "output_tokens", "fitted")
 _INTS = ("batch", "context_tokens", "weight_bits", "kv_bits", "tp", "year", "prompt_tokens",
          "output_tokens")
 _TEXTS = ("id", "hardware", "model", "workload", "metric", "system", "source",
@@ -113,6 +117,8 @@ def _check_types(entry: str, raw: Mapping[str, Any]) -> None:
             continue
         if isinstance(raw[name], bool) or not isinstance(raw[name], int):
             raise _fail(entry, name, f"must be an integer, got {raw[name]!r}")
+    if "fitted" in raw and not isinstance(raw["fitted"], bool):
+        raise _fail(entry, "fitted", f"must be true or false, got {raw['fitted']!r}")
     if isinstance(raw["value"], bool) or not isinstance(raw["value"], int | float):
         raise _fail(entry, "value", f"must be a number of seconds, got {raw['value']!r}")
 

@@ -178,6 +178,15 @@ MODELS: Mapping[str, Model] = MappingProxyType({m.id: m for m in (
        sources={"shape": f"{_LLAMA3} (Llama-3.1-8B): same blocks as Llama 3 8B, RoPE "
                          "scaled to a 128K context",
                 "params": "model card: 8B (8.03e9)"}),
+    _m(id="llama-2-7b", name="Llama 2 7B", architecture=TRANSFORMER,
+       layers=32, hidden=4096, q_heads=32, kv_heads=32, d_head=128, ffn_dim=11008,
+       vocab=32000, max_context=4096, params_total=6.74e9, params_active=6.74e9,
+       sources={"shape": "Llama-2-7b-hf config.json: 32 layers, hidden 4096, 32 heads and 32 "
+                         "KV heads (no GQA), intermediate 11008, vocab 32000, 4096 positions "
+                         "(llama.cpp's load log prints the same: n_embd 4096, n_layer 32, "
+                         "n_head_kv 32, n_ff 11008; ggml-org/llama.cpp#2641)",
+                "params": "llama.cpp's load log: 6.74 B (ggml-org/llama.cpp#6017); the "
+                          "config's shapes sum to 6.74e9 with embeddings and LM head"}),
     _m(id="llama-2-70b", name="Llama 2 70B", architecture=TRANSFORMER,
        layers=80, hidden=8192, q_heads=64, kv_heads=8, d_head=128, ffn_dim=28672,
        vocab=32000, max_context=4096, params_total=68.98e9, params_active=68.98e9,
