@@ -37,6 +37,7 @@ from labkit.tracks import (
     COST_UNITS,
     ENV_VAR,
     TRACKS,
+    Speculation,
     Track,
     custom_track,
     derive_cost_per_event,
@@ -46,6 +47,7 @@ from labkit.tracks import (
     register_track,
     ring_setup_mwh,
     track_spec,
+    track_with,
     unregister_track,
 )
 
@@ -477,3 +479,26 @@ def test_a_blank_vocabulary_word_is_refused_by_name():
     from labkit.tracks.base import track_with
     with pytest.raises(ValueError, match="state_noun"):
         track_with(TRACKS["oura_ring"], state_noun=" ")
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"proposer": " "}, "proposer"),
+    ({"acceptance_mean": 1.0}, "acceptance_mean"),
+    ({"acceptance_mean": 0.0}, "acceptance_mean"),
+    ({"acceptance_sd": -0.1}, "acceptance_sd"),
+    ({"acceptance_sd": 0.5}, "acceptance_sd"),          # no Beta has mean 0.6 and sd 0.5
+    ({"max_tokens": 0}, "max_tokens"),
+])
+def test_a_bad_speculation_names_its_field(kwargs, field):
+    good = {"proposer": "prompt lookup", "acceptance_mean": 0.6, "acceptance_sd": 0.1,
+            "max_tokens": 8}
+    with pytest.raises(ValueError, match=f"speculation.{field}"):
+        Speculation(**{**good, **kwargs})
+
+
+def test_speculation_is_the_iphone_s_alone_and_only_a_language_model_speculates():
+    assert [t for t, tr in TRACKS.items() if tr.speculates] == ["iphone"]
+    assert TRACKS["iphone"].speculation is not None
+    assert "speculation" in TRACKS["iphone"].sources
+    with pytest.raises(ValueError, match="speculation must be a Speculation"):
+        track_with(TRACKS["iphone"], speculation={"proposer": "x"})

@@ -41,8 +41,9 @@ def spread(p: SpeculationPoint) -> str:
 
 
 def cheap_check(p: SpeculationPoint) -> bool:
-    """Whether checking every guess the slider offers costs less compute than the weight
-    stream of one step (a memory-bound device): the basis of the 'nearly free' claims."""
+    """Whether the compute of every position a pass at ``p`` checks, and one more, costs
+    less than one step's weight stream (a memory-bound device): the basis of the 'costs
+    little to check' claims."""
     return p.step.weight_s > p.step.compute_s * (p.check.positions + 1)
 
 
