@@ -35,7 +35,6 @@ from labkit.plans.speculation import (
     SpeculationPoint,
     acceptance_shares,
     probe_tokens,
-    speculation_curve,
     speculation_of,
     speculation_point,
     weight_options,
@@ -44,6 +43,7 @@ from labkit.plans.speculation import (
 SD_MAX = 30                  # the spread slider's top, % points: a Beta exists for every mean
 MEAN_RANGE = (20, 85)        # average acceptance the "more" slider offers, %
 STEP = 5                     # both sliders' step, % (whole numbers: exact on every stop)
+CACHE_MAX = 4096             # points kept (the hint search revisits neighbours)
 CURVE_INPUTS = ("weight_bits", "mean", "sd")
 
 
@@ -62,6 +62,7 @@ class PartCTokens(Part):
 
     def _setup(self) -> None:
         tr = self.track
+        self._points: dict[tuple[int, int, float, float], SpeculationPoint] = {}
         self.speculation = speculation_of(tr)
         self.bits_options = weight_options(tr)
         self._setup_controls()
@@ -133,11 +134,16 @@ class PartCTokens(Part):
         return float(str(s["mean"])) / 100.0, float(str(s["sd"])) / 100.0
 
     def point(self, s: Mapping[str, object]) -> SpeculationPoint:
-        """Part C's computed figures at settings ``s``."""
+        """Part C's computed figures at settings ``s`` (kept per setting: the hint search
+        and the curve revisit the same ones)."""
         mean, sd = self.acceptance(s)
-        return speculation_point(self.track, k=int(str(s["k"])),
-                                 weight_bits=int(str(s["weight_bits"])),
-                                 acceptance_mean=mean, acceptance_sd=sd)
+        key = (int(str(s["k"])), int(str(s["weight_bits"])), mean, sd)
+        if key not in self._points:
+            if len(self._points) >= CACHE_MAX:
+                self._points.clear()
+            self._points[key] = speculation_point(self.track, k=key[0], weight_bits=key[1],
+                                                  acceptance_mean=mean, acceptance_sd=sd)
+        return self._points[key]
 
     @computed(ALL)
     def _point(self, s: Settings) -> SpeculationPoint:
@@ -146,9 +152,7 @@ class PartCTokens(Part):
     @computed(*CURVE_INPUTS)
     def _curve(self, s: Settings) -> tuple[SpeculationPoint, ...]:
         """The point at every number of guesses, at the current precision and acceptance."""
-        mean, sd = self.acceptance(s)
-        return speculation_curve(self.track, weight_bits=int(str(s["weight_bits"])),
-                                 acceptance_mean=mean, acceptance_sd=sd)
+        return tuple(self.point({**s, "k": k}) for k in range(self.speculation.max_tokens + 1))
 
     def failed(self, s: Mapping[str, object]) -> tuple[str, ...]:
         """``slo`` when the tail request's time per token is over the SLO."""
