@@ -97,3 +97,47 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(ValueError, match="measurements"):
         bd.held_out_coverage([])
     assert np.isfinite(bd.band_of("mcu").high)
+
+
+def test_the_shipped_band_snapshot_is_the_computation(coverage):
+    """registries/data/bands.toml is what band_of and held_out_coverage give now
+    (rewrite it with ``benchmarks/bench_calibration.py --write-bands``)."""
+    from labkit.registries.bands import BANDS
+
+    assert set(BANDS) == set(coverage.class_share)
+    for cls, shipped in BANDS.items():
+        b = bd.band_of(cls)
+        assert (shipped.low, shipped.high) == pytest.approx((b.low, b.high), rel=1e-12), cls
+        assert (shipped.cases, shipped.families) == (b.cases, b.families), cls
+        assert shipped.quantiles == bd.QUANTILES
+        assert shipped.coverage == pytest.approx(coverage.class_share[cls], rel=1e-12), cls
+
+
+def test_a_bad_band_file_names_the_class_and_field():
+    from labkit.registries.bands import load_bands
+
+    with pytest.raises(ValueError, match=r"band 'mcu'.*'high'"):
+        load_bands('[[band]]\ndevice_class = "mcu"\nlow = 0.5\n')
+    with pytest.raises(ValueError, match=r"band 'mcu'.*low <= high"):
+        load_bands('[[band]]\ndevice_class = "mcu"\nlow = 2.0\nhigh = 1.0\n'
+                   'quantiles = [0.05, 0.95]\ncases = 3\nfamilies = 2\ncoverage = 0.5\n')
+
+
+@pytest.mark.parametrize("track", ["cloud_fleet", "iphone", "oura_ring", "robotaxi"])
+def test_lab2_part_a_says_where_real_systems_run_out_of_sample(track, tmp_path, monkeypatch):
+    """The band the student reads is the shipped snapshot of the track's device class."""
+    from labkit.core.answers import AnswerStore
+    from labkit.labs import LABS
+    from labkit.registries.bands import BANDS
+    from labkit.registries.hardware import get_hardware
+    from labkit.tracks import get_track
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
+    a = LABS["lab2"].lab(track, store=AnswerStore(tmp_path / "a.json"),
+                         gate_explore=False).part("A")
+    b = BANDS[device_class_of(get_hardware(get_track(track).hardware_id)).id]
+    said = str(a.results["real_systems"])
+    assert f"{b.low:.2f}-{b.high:.2f}x achievable" in said
+    assert f"{b.cases} cases from {b.families} source families" in said
+    assert f"held {round(100 * b.coverage, 1):g}%" in said

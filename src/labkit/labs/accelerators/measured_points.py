@@ -24,11 +24,12 @@ import bqplot as bq
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt, fmt_count
+from labkit.core.format import counted, fmt, fmt_count, fmt_pct
 from labkit.labs.common import html_table
 from labkit.plans.measured import (
     CalibrationRow,
     calibration_row,
+    class_band,
     class_cases_elsewhere,
     cnn_case_point,
     device_cases,
@@ -75,6 +76,27 @@ def _one(unit: str) -> str:
 def _source_cell(url: str) -> str:
     return (f"<a href='{lw.esc(url)}' target='_blank' rel='noopener' "
             f"style='word-break:break-all'><code>{lw.esc(url)}</code></a>")
+
+
+def band_text(hw: Hardware) -> str:
+    """Where real systems of ``hw``'s class run out of sample, and how often that band held
+    a family it was not built from ("" for a class without published cases)."""
+    b = class_band(hw)
+    if b is None:
+        return ""
+    lo, hi = (_percentile(q) for q in b.quantiles)
+    return (f"out of sample, published {device_class(hw).label} systems run at "
+            f"{b.low:.2f}-{b.high:.2f}x achievable (the {lo} to {hi} percentile over "
+            f"{b.cases} cases from {b.families} source families, each predicted with the "
+            "class refit without its own family); built without a family, this band held "
+            f"{fmt_pct(b.coverage)} of that family's cases")
+
+
+def _percentile(q: float) -> str:
+    """``5th``, ``95th``, ``1st``: a quantile as an ordinal percentile."""
+    n = round(100 * q)
+    end = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{end}"
 
 
 def _span(bounds: tuple[float, float] | None) -> str:
@@ -200,7 +222,7 @@ class MeasuredPoints:
                 "(<code>labkit.plans.measured</code>); "
                 f"{_ratio_range(cases)} on the {lw.esc(hw.name)} ({fmt_count(1)}: achievable "
                 f"lands on the real system; above {fmt_count(1)}: the system is slower). "
-                f"{self._unit_note()}</p>"
+                f"{self._unit_note()}{self._band_note(hw)}</p>"
                 + html_table(HEADERS, cells) + "</div>")
 
     def summary(self, hw: Hardware) -> MeasuredSummary:
@@ -224,8 +246,15 @@ class MeasuredPoints:
         else:
             text = (f"no published measurement in labkit's set ran on the {hw.name} or "
                     f"another {cls}")
+        band = band_text(hw)
         return MeasuredSummary(tuple(m.id for m in own),
-                               tuple(m.id for m in cases) if not own else (), bounds, text)
+                               tuple(m.id for m in cases) if not own else (), bounds,
+                               f"{text}; {band}" if band else text)
+
+    @staticmethod
+    def _band_note(hw: Hardware) -> str:
+        band = band_text(hw)
+        return f" {lw.esc(band[0].upper() + band[1:])}." if band else ""
 
     def _none_html(self, hw: Hardware) -> str:
         cls = device_class(hw)
@@ -248,7 +277,7 @@ class MeasuredPoints:
         return (f"<p class='labkit-measured'>{text} The {lw.esc(cls.label)} class's "
                 f"{_count(len(elsewhere), 'case')} ran elsewhere: " + "; ".join(parts)
                 + f". With the class's derating this part uses, {_ratio_range(elsewhere)} "
-                  "on them (<code>labkit.plans.measured</code>).</p>")
+                  f"on them (<code>labkit.plans.measured</code>).{self._band_note(hw)}</p>")
 
 
 class DecodePoints(MeasuredPoints):

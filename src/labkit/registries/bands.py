@@ -1,0 +1,61 @@
+"""The band real systems span around ``achievable``, per device class, as shipped.
+
+A snapshot of :func:`labkit.physics.band.band_of` and
+:func:`labkit.physics.band.held_out_coverage` over the published measurements
+(``data/bands.toml``): computing them refits every class once per source family (about a
+third of a second for the datacenter class), too slow for a lab part to pay on every
+build. ``benchmarks/bench_calibration.py --write-bands`` writes the file;
+``tests/test_band.py`` fails when it differs from the computation. This module is data
+only: it imports nothing of labkit.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from types import MappingProxyType
+
+_DATA = "bands.toml"
+
+
+@dataclass(frozen=True)
+class ClassBand:
+    """One device class's band: held-out measured / achievable from ``low`` to ``high``
+    (the quantiles ``quantiles``) over ``cases`` cases of ``families`` source families;
+    ``coverage``: the share of the class's cases inside the band built without their own
+    family."""
+
+    device_class: str
+    low: float
+    high: float
+    quantiles: tuple[float, float]
+    cases: int
+    families: int
+    coverage: float
+
+
+def load_bands(text: str | None = None) -> Mapping[str, ClassBand]:
+    """Parse ``text`` (TOML, ``[[band]]`` tables; default: the package data), checked: a
+    ``ValueError`` names the class and field."""
+    if text is None:
+        text = resources.files("labkit.registries").joinpath("data", _DATA).read_text("utf-8")
+    out: dict[str, ClassBand] = {}
+    for raw in tomllib.loads(text).get("band", []):
+        name = str(raw.get("device_class", "?"))
+        try:
+            b = ClassBand(name, float(raw["low"]), float(raw["high"]),
+                          (float(raw["quantiles"][0]), float(raw["quantiles"][1])),
+                          int(raw["cases"]), int(raw["families"]), float(raw["coverage"]))
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise ValueError(f"band {name!r}: field {e} is missing or not a number") from None
+        if not 0 < b.low <= b.high or b.cases < 1 or b.families < 1 or not 0 <= b.coverage <= 1:
+            raise ValueError(f"band {name!r}: needs 0 < low <= high, cases and families >= 1 "
+                             f"and a coverage in [0, 1]; got {b}")
+        out[name] = b
+    return MappingProxyType(out)
+
+
+BANDS: Mapping[str, ClassBand] = load_bands()
+"""Device class id -> its shipped band."""
