@@ -92,14 +92,24 @@ def test_time_per_token_is_the_cycle_over_the_tokens_it_emits():
     assert sp.time_per_token(0.12, 0, 0.6) == pytest.approx(0.12)
 
 
-@given(st.floats(0.0, 0.99), st.integers(1, 12), st.floats(0.0, 0.05))
-def test_low_acceptance_can_make_guessing_slower(a, k, draft):
-    step = 0.1
-    pass_s = step * (1 + 0.01 * k)
+def test_guesses_nothing_accepts_make_every_token_slower_than_a_plain_step():
+    step = sp.verify_pass(A17, L3B, 0, context_tokens=1152, weight_bits=8).pass_s
+    four = sp.verify_pass(A17, L3B, 4, context_tokens=1152, weight_bits=8).pass_s
+    assert sp.time_per_token(four, 4, 0.0) == pytest.approx(four)
+    assert four > step     # the five positions' compute, paid for one token
+    assert sp.time_per_token(four, 4, 0.0, draft_step_s=0.03) == pytest.approx(four + 0.12)
+
+
+@given(st.floats(0.0, 0.98), st.floats(0.001, 0.01), st.integers(1, 12),
+       st.floats(0.0, 0.05))
+def test_time_per_token_falls_as_acceptance_rises_within_its_bounds(a, da, k, draft):
+    """Between every guess kept (the cycle over k + 1 tokens) and none (the whole cycle
+    per token), and lower the more guesses are kept."""
+    pass_s = 0.1 * (1 + 0.01 * k)
+    cycle = k * draft + pass_s
     t = sp.time_per_token(pass_s, k, a, draft_step_s=draft)
-    if a == 0.0:
-        assert t >= step  # nothing is ever kept: the guesses only cost
-    assert t >= pass_s / (k + 1) - 1e-15
+    assert cycle / (k + 1) - 1e-12 <= t <= cycle + 1e-12
+    assert sp.time_per_token(pass_s, k, a + da, draft_step_s=draft) < t
 
 
 # -- acceptance across requests --------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from labkit.core.answers import AnswerStore
+from labkit.labs.inference_economy import Lab
 from labkit.labs.registry import LABS
 from labkit.tracks import TRACKS
 
@@ -17,3 +18,14 @@ def any_lab(request, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
     return LABS[lab_id].lab(track, store=AnswerStore(tmp_path / "answers.json"))
+
+
+@pytest.fixture
+def lab1(tmp_path, monkeypatch):
+    """Lab 1 for any track, controls open (no prediction gate), in ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
+
+    def make(track: str) -> Lab:
+        return Lab(track, store=AnswerStore(tmp_path / f"{track}.json"), gate_explore=False)
+    return make
