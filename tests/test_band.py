@@ -10,7 +10,7 @@ import pytest
 
 from labkit.physics import band as bd
 from labkit.physics.calibration import predict
-from labkit.physics.derating import device_class_of
+from labkit.physics.derating import DEVICE_CLASSES, device_class_of
 from labkit.physics.holdout import FITS, hold_out_families
 from labkit.registries.measurements import MEASUREMENTS
 
@@ -35,9 +35,13 @@ def test_held_out_ratios_are_the_hold_out_s_own_figures():
 
 @pytest.mark.parametrize("cls", sorted(FITS))
 def test_a_class_band_holds_nine_tenths_of_its_held_out_ratios(cls):
+    """A class of at least MIN_CLASS_FAMILIES families has its own band; a class of fewer
+    borrows every class's held-out ratios, and says so in its scope."""
     b = bd.band_of(cls)
-    ratios = bd.held_out_ratios(_of(cls))
-    assert b.stack is None and b.cases == len(ratios) == len(_of(cls))
+    own = len({m.source_family for m in _of(cls)}) >= bd.MIN_CLASS_FAMILIES
+    ratios = bd.held_out_ratios(_of(cls) if own else MEASUREMENTS)
+    assert b.stack is None and b.scope == ("class" if own else "all classes")
+    assert b.cases == len(ratios) == len(_of(cls) if own else MEASUREMENTS)
     assert min(ratios.values()) <= b.low < b.high <= max(ratios.values())
     inside = [b.holds(x) for x in ratios.values()]
     assert sum(inside) / len(inside) >= 0.9 - 1e-9   # the 5th-95th percentile
@@ -46,12 +50,16 @@ def test_a_class_band_holds_nine_tenths_of_its_held_out_ratios(cls):
 
 
 def test_a_stack_gets_its_own_band_only_where_its_cases_pin_it():
-    vllm = bd.band_of("datacenter", "vllm")            # 11 cases from 2 families
-    assert vllm.stack == "vllm" and vllm.cases >= bd.MIN_STACK_CASES
-    assert vllm.families >= bd.MIN_STACK_FAMILIES
+    cmsis = bd.band_of("mcu", "tflm-cmsis-nn")        # CMSIS-NN kernels: 4 families
+    assert cmsis.stack == "tflm-cmsis-nn" and cmsis.scope == "stack"
+    assert cmsis.cases >= bd.MIN_STACK_CASES and cmsis.families >= bd.MIN_STACK_FAMILIES
+    assert bd.band_of("mcu", "onnc-cmsis-nn").cases == cmsis.cases   # the same kernels
+    vllm = bd.band_of("datacenter", "vllm")           # two families: the class's band
+    assert vllm.stack is None and vllm == bd.band_of("datacenter")
     mnn = bd.band_of("phone", "mnn-cpu")               # one family only: the class's
     assert mnn.stack is None and mnn == bd.band_of("phone")
-    assert bd.band_of("datacenter", "no-such-stack") == bd.band_of("datacenter")
+    with pytest.raises(ValueError, match="stack"):
+        bd.band_of("datacenter", "no-such-stack")
     assert bd.band_for("h100-sxm") == bd.band_of("datacenter")
 
 
@@ -74,7 +82,9 @@ def test_cases_the_line_explains_exactly_are_all_covered():
     cls = "automotive"
     f = FITS[cls]
     d = dataclasses.replace(f.base, **f.make(*[a[0] for a in f.axes]))
-    exact = [dataclasses.replace(m, value=predict(m, d)) for m in _of(cls)]
+    line = DEVICE_CLASSES[cls]                     # the workloads the grid does not fit
+    exact = [dataclasses.replace(m, value=predict(
+        m, d if m.workload == f.workload else line.derating(m.workload))) for m in _of(cls)]
     cov = bd.held_out_coverage(exact)
     assert cov.share == pytest.approx(1.0)
     assert all(r.band.low == pytest.approx(1.0) == r.band.high for r in cov.rows)
@@ -84,9 +94,11 @@ def test_and_can_fail_when_one_family_sits_apart():
     cls = "automotive"
     f = FITS[cls]
     d = dataclasses.replace(f.base, **f.make(*[a[-1] for a in f.axes]))
+    line = DEVICE_CLASSES[cls]
     fam = _of(cls)[0].source_family
-    apart = [dataclasses.replace(m, value=predict(m, d) * (3.0 if m.source_family == fam
-                                                         else 1.0)) for m in _of(cls)]
+    apart = [dataclasses.replace(m, value=predict(
+        m, d if m.workload == f.workload else line.derating(m.workload))
+        * (3.0 if m.source_family == fam else 1.0)) for m in _of(cls)]
     cov = bd.held_out_coverage(apart)
     assert not any(r.inside for r in cov.rows if r.source_family == fam)
 
@@ -109,7 +121,7 @@ def test_the_shipped_band_snapshot_is_the_computation(coverage):
         b = bd.band_of(cls)
         assert (shipped.low, shipped.high) == pytest.approx((b.low, b.high), rel=1e-12), cls
         assert (shipped.cases, shipped.families) == (b.cases, b.families), cls
-        assert shipped.quantiles == bd.QUANTILES
+        assert shipped.quantiles == bd.QUANTILES and shipped.scope == b.scope
         assert shipped.coverage == pytest.approx(coverage.class_share[cls], rel=1e-12), cls
 
 
@@ -141,3 +153,9 @@ def test_lab2_part_a_says_where_real_systems_run_out_of_sample(track, tmp_path, 
     assert f"{b.low:.2f}-{b.high:.2f}x achievable" in said
     assert f"{b.cases} cases from {b.families} source families" in said
     assert f"held {round(100 * b.coverage, 1):g}%" in said
+
+
+def test_issue_25_band_coverage_of_held_out_families(coverage):
+    """A family held out lands inside the band the other families build for at least 85%
+    of the cases (85.1% at this commit)."""
+    assert coverage.share >= 0.85, [r.id for r in coverage.rows if not r.inside]

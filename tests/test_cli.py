@@ -70,6 +70,7 @@ def test_roofline_explain_lists_each_derating_term_and_they_add_up():
 
 def test_roofline_explain_prints_the_band_around_achievable():
     from labkit.physics.band import band_of
+    from labkit.physics.stacks import SHIPPED
 
     args = ("roofline", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--batch", "8",
             "--mode", "achievable", "--explain")
@@ -79,10 +80,17 @@ def test_roofline_explain_prints_the_band_around_achievable():
     assert fast == pytest.approx(ex["achievable_step_ms"] * band.low)
     assert slow == pytest.approx(ex["achievable_step_ms"] * band.high)
     assert "any stack" in ex["band_basis"] and f"{band.cases} cases" in ex["band_basis"]
-    own = run_json(*args, "--stack", "vllm")["explain"]
-    assert "vllm:" in own["band_basis"]
+    assert ex["stack"] is None and ex["stack_scale"] == 1.0
+    own = run_json(*args, "--stack", "vllm")["explain"]           # vLLM's fitted term
+    assert own["stack_scale"] == pytest.approx(SHIPPED.kernels[("datacenter", "vllm")].scale)
+    assert own["stack_scale"] != 1.0
+    assert own["achievable_step_ms"] > ex["achievable_step_ms"]  # the term slows vLLM here
     assert own["band_step_ms"][0] == pytest.approx(
-        ex["achievable_step_ms"] * band_of("datacenter", "vllm").low)
+        own["achievable_step_ms"] * band_of("datacenter", "vllm").low)
+    ring = run_json("roofline", "--hardware", "stm32l4r5-nucleo", "--model", "llama-3.2-1b",
+                    "--weight-bits", "4", "--context", "64", "--explain", "--stack",
+                    "tflm-cmsis-nn")["explain"]                  # CMSIS-NN: its own band
+    assert "tflm-cmsis-nn's kernels" in ring["band_basis"]
 
 
 def test_size_contract():

@@ -11,6 +11,8 @@ from labkit.physics import derating as dr
 from labkit.physics.calibration import TOLERANCE, calibrate, predict
 from labkit.physics.derating import device_class_of
 from labkit.physics.holdout import FITS, fit_class, hold_out_families, mean_abs_log_error
+from labkit.physics.stacks import REFERENCE_CORE
+from labkit.registries.hardware import get_hardware
 from labkit.registries.measurements import MEASUREMENTS
 
 SHIPPED = {"datacenter": dr.DATACENTER_DECODE, "automotive": dr.EDGE_GPU_CNN,
@@ -29,10 +31,11 @@ def held():
 @pytest.mark.parametrize("cls", sorted(FITS))
 def test_the_shipped_derating_is_the_grid_fit_on_all_of_its_class(cls):
     """The fitted terms in derating.py are the grid optimum over the class's fitted cases
-    (so the hold-out refits the same way the shipped values were set); check cases were
-    never used by it."""
+    (on microcontrollers, the reference core's: the line is that core's), so the hold-out
+    refits the same way the shipped values were set; check cases were never used by it."""
     f = FITS[cls]
-    fitted = [m for m in _of(cls) if m.fitted]
+    fitted = [m for m in _of(cls) if m.fitted
+              and get_hardware(m.hardware).core in (None, REFERENCE_CORE)]
     d, score = fit_class(cls, fitted)
     for key in f.make(*[a[0] for a in f.axes]):
         assert getattr(d, key) == getattr(SHIPPED[cls], key), key
@@ -89,3 +92,12 @@ def test_bad_input_names_the_parameter():
         fit_class("mcu", [])
     with pytest.raises(ValueError, match="measurements"):
         hold_out_families([])
+
+
+def test_issue_25_held_out_figures(held):
+    """Leave one source family out: at least 80% of cases within +-35% overall and 70% in
+    every class (83.9% overall at this commit; automotive 80, datacenter 87.5, MCU 83.3,
+    phone 80), over at least 80 cases from 15 source families."""
+    assert len(held.rows) >= 80 and len({r.source_family for r in held.rows}) >= 15
+    assert held.held_out_within >= 0.80, held.held_out_within
+    assert min(held.class_held_out_within.values()) >= 0.70, dict(held.class_held_out_within)

@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list what each achievable derating term adds to the step, and the "
                         "band published systems span around it")
     p.add_argument("--stack", default=None,
-                   help="software stack for --explain's band (e.g. vllm; the device "
-                        "class's band where its cases do not pin one)")
+                   help="software stack for --explain (e.g. vllm): its fitted term on "
+                        "achievable and its kernels' band where their cases pin one")
 
     p = sub.add_parser("size", help="three-axis capacity planning")
     _add_common(p)
@@ -280,30 +280,38 @@ def _emit(obj: dict[str, object], as_json: bool) -> None:
 def derating_report(hardware: str, model: str, batch: int = 1, context: int = 8192,
                     weight_bits: int = 16, kv_bits: int = 16, tp: int = 1,
                     stack: str | None = None) -> dict[str, object]:
-    """``labkit roofline --explain``: the device class, peak and achievable step (ms), what
-    each derating term adds, ms, with its source, and the band real systems span around
-    achievable (:mod:`labkit.physics.band`; ``stack``'s own where its cases pin one)."""
+    """``labkit roofline --explain``: the device class, peak and achievable step (ms; with
+    ``stack``'s fitted term, :mod:`labkit.physics.stacks`), what each derating term adds,
+    ms, with its source, and the band real systems span around achievable
+    (:mod:`labkit.physics.band`; ``stack``'s kernels' own where their cases pin one)."""
     from labkit.physics import roofline as rf
+    from labkit.physics.band import QUANTILES, band_for
     from labkit.physics.derating import device_class_of
+    from labkit.physics.stacks import SHIPPED
+    from labkit.registries.hardware import get_hardware
 
     args = (hardware, model, batch, context, weight_bits, kv_bits, tp)
+    cls = device_class_of(hardware)
+    d = rf.get_mode("achievable", hardware, "decode", stack)
     peak = float(rf.decode_roofline(*args, mode="peak").step_s)
-    real = float(rf.decode_roofline(*args, mode="achievable").step_s)
-    from labkit.physics.band import QUANTILES, band_for
-
-    terms = rf.derating_contributions(*args, mode="achievable")
+    real = float(rf.decode_roofline(*args, mode=d).step_s)
+    terms = rf.derating_contributions(*args, mode=d)
     band = band_for(hardware, stack)
     fast, slow = band.around(real)
     lo, hi = (f"{q:.0%}" for q in QUANTILES)
-    return {"device_class": device_class_of(hardware).label, "peak_step_ms": peak * 1e3,
-            "achievable_step_ms": real * 1e3,
+    who = {"stack": f"{band.stack}'s kernels in the {band.device_class} class",
+           "class": f"the {band.device_class} class, any stack",
+           "all classes": f"every class (the {band.device_class} class has too few source "
+                          "families for its own)"}[band.scope]
+    return {"device_class": cls.label, "stack": stack,
+            "stack_scale": SHIPPED.scale(cls.id, stack, get_hardware(hardware).core),
+            "peak_step_ms": peak * 1e3, "achievable_step_ms": real * 1e3,
             "terms_ms": {t.key: t.added_step_s * 1e3 for t in terms},
             "sources": {t.key: t.source for t in terms},
             "band_step_ms": [fast * 1e3, slow * 1e3],
-            "band_basis": (f"{lo}-{hi} of published {band.device_class} systems' measured / "
-                           "achievable, each from the class refit without its source family"
-                           f" ({band.stack or 'any stack'}: {band.cases} cases, "
-                           f"{band.families} families)")}
+            "band_basis": (f"{lo}-{hi} of published systems' measured / achievable, each "
+                           f"from its class refit without its source family: {who} "
+                           f"({band.cases} cases, {band.families} families)")}
 
 
 def _cmd_roofline(a: argparse.Namespace) -> None:

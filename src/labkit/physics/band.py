@@ -23,24 +23,30 @@ from types import MappingProxyType
 
 import numpy as np
 
-from labkit.physics.calibration import predict
 from labkit.physics.derating import device_class_of
-from labkit.physics.holdout import fit_class, hold_out_families
+from labkit.physics.holdout import fit_model, hold_out_families
 from labkit.registries.hardware import Hardware
 from labkit.registries.measurements import MEASUREMENTS, Measurement
+from labkit.registries.stacks import get_stack
 
 QUANTILES = (0.05, 0.95)
 """The band's ends: these quantiles of held-out measured / achievable over its cases (the
 observed value at or beyond each, so a band of few cases runs from its lowest to its
 highest)."""
 MIN_STACK_CASES = 4
-MIN_STACK_FAMILIES = 2
+MIN_STACK_FAMILIES = 3
+MIN_CLASS_FAMILIES = 4
+"""Source families a class's own band needs; with fewer, the band pools every class's
+held-out ratios (a spread seen on three publishers is not yet the class's spread)."""
+SCOPES = ("stack", "class", "all classes")
 
 
 @dataclass(frozen=True)
 class Band:
     """Held-out measured / achievable at the band's two quantiles, over ``cases`` cases of
-    ``families`` source families of ``device_class`` (of ``stack`` alone when not None)."""
+    ``families`` source families: of ``stack``'s kernel library in ``device_class``
+    (``scope`` "stack"), of the class ("class"), or of every class ("all classes", where
+    the class has fewer than :data:`MIN_CLASS_FAMILIES` families)."""
 
     device_class: str
     stack: str | None
@@ -48,6 +54,7 @@ class Band:
     high: float
     cases: int
     families: int
+    scope: str = "class"
 
     def around(self, achievable_s: float) -> tuple[float, float]:
         """(fastest, slowest) time real systems of this band take where achievable says
@@ -63,6 +70,10 @@ def _families(cases: Sequence[Measurement]) -> int:
     return len({m.source_family for m in cases})
 
 
+def _class(m: Measurement) -> str:
+    return device_class_of(m.hardware).id
+
+
 def held_out_ratios(cases: Sequence[Measurement]) -> dict[str, float]:
     """measured / held-out achievable of each case: its class refit without its source
     family (:func:`labkit.physics.holdout.hold_out_families`, the one road to that figure);
@@ -73,25 +84,30 @@ def held_out_ratios(cases: Sequence[Measurement]) -> dict[str, float]:
 
 def _band(device_class: str, cases: Sequence[Measurement], ratios: Mapping[str, float],
           stack: str | None) -> Band:
-    """The band over ``cases`` (of ``stack`` where they pin it) from their held-out
-    ratios."""
+    """The band of ``device_class`` over ``cases`` (every class's) with held-out
+    ``ratios``: ``stack``'s kernel library's where it pins one, else the class's where it
+    has :data:`MIN_CLASS_FAMILIES` families, else every class's."""
     had = [m for m in cases if m.id in ratios]
-    own = [m for m in had if m.stack == stack] if stack is not None else []
+    mine = [m for m in had if _class(m) == device_class]
+    kernels = get_stack(stack).kernels if stack is not None else None
+    own = [m for m in mine if get_stack(m.stack).kernels == kernels]
     if len(own) >= MIN_STACK_CASES and _families(own) >= MIN_STACK_FAMILIES:
-        had, which = own, stack
+        had, which, scope = own, stack, "stack"
+    elif _families(mine) >= MIN_CLASS_FAMILIES:
+        had, which, scope = mine, None, "class"
     else:
-        which = None
+        which, scope = None, "all classes"
     if not had:
         raise ValueError(f"device_class {device_class!r}: no case has a held-out ratio (one "
                          "source family cannot validate itself)")
     x = np.asarray([ratios[m.id] for m in had], dtype=float)
     lo = np.quantile(x, QUANTILES[0], method="lower")    # observed values, widened: the
     hi = np.quantile(x, QUANTILES[1], method="higher")   # band holds >= 90% of its cases
-    return Band(device_class, which, float(lo), float(hi), len(had), _families(had))
+    return Band(device_class, which, float(lo), float(hi), len(had), _families(had), scope)
 
 
 def _class_cases(device_class: str, measurements: Sequence[Measurement]) -> list[Measurement]:
-    cases = [m for m in measurements if device_class_of(m.hardware).id == device_class]
+    cases = [m for m in measurements if _class(m) == device_class]
     if not cases:
         raise ValueError(f"device_class {device_class!r} has no measured case")
     return cases
@@ -99,10 +115,10 @@ def _class_cases(device_class: str, measurements: Sequence[Measurement]) -> list
 
 def band_of(device_class: str, stack: str | None = None,
             measurements: Sequence[Measurement] = MEASUREMENTS) -> Band:
-    """The band of ``device_class`` (and ``stack`` where its cases pin one; else the
-    class's), from ``measurements``."""
-    cases = _class_cases(device_class, measurements)
-    return _band(device_class, cases, held_out_ratios(cases), stack)
+    """The band of ``device_class`` (and ``stack`` where its cases pin one), from
+    ``measurements``."""
+    _class_cases(device_class, measurements)
+    return _band(device_class, measurements, held_out_ratios(measurements), stack)
 
 
 def band_for(hardware: str | Hardware, stack: str | None = None) -> Band:
@@ -139,17 +155,33 @@ class Coverage:
     unvalidated: tuple[str, ...]
 
 
-def _family_rows(device_class: str, cases: Sequence[Measurement], family: str,
-                 ) -> list[CoverageRow] | None:
-    """The held-out family's rows, or None when the others cannot build a band."""
+def _family_rows(device_class: str, measurements: Sequence[Measurement], family: str,
+                 ratios: Mapping[str, float]) -> list[CoverageRow] | None:
+    """The held-out family's rows in ``device_class`` (``ratios``: every case's held-out
+    ratio with the family left out), or None when its class's other families cannot
+    build a band."""
+    cases = _class_cases(device_class, measurements)
     others = [o for o in cases if o.source_family != family]
     if _families(others) < 2:
         return None
-    d = fit_class(device_class, others)[0]
-    ratios = held_out_ratios(others)
-    return [CoverageRow(m.id, device_class, family, m.stack, m.value / predict(m, d),
-                        _band(device_class, others, ratios, m.stack))
+    model = fit_model(device_class, others)
+    rest = [o for o in measurements if o.source_family != family]
+    return [CoverageRow(m.id, device_class, family, m.stack, m.value / model.predict(m),
+                        _band(device_class, rest, ratios, m.stack))
             for m in cases if m.source_family == family]
+
+
+def _ratios_without(measurements: Sequence[Measurement], family: str,
+                    full: Mapping[str, dict[str, float]]) -> dict[str, float]:
+    """Every case's held-out ratio with ``family`` left out of the data: recomputed for
+    the classes it has cases in, ``full`` (each class's own) for the others."""
+    out: dict[str, float] = {}
+    for c, ratios in full.items():
+        cases = _class_cases(c, measurements)
+        if any(m.source_family == family for m in cases):
+            ratios = held_out_ratios([m for m in cases if m.source_family != family])
+        out.update(ratios)
+    return out
 
 
 def held_out_coverage(measurements: Sequence[Measurement] = MEASUREMENTS) -> Coverage:
@@ -157,20 +189,23 @@ def held_out_coverage(measurements: Sequence[Measurement] = MEASUREMENTS) -> Cov
     families build (refits and held-out ratios all without it)."""
     if not measurements:
         raise ValueError("measurements must hold at least one case")
-    classes = sorted({device_class_of(m.hardware).id for m in measurements})
+    classes = sorted({_class(m) for m in measurements})
+    full = {c: held_out_ratios(_class_cases(c, measurements)) for c in classes}
     rows: list[CoverageRow] = []
     unvalidated: list[str] = []
-    share: dict[str, float] = {}
-    for c in classes:
-        cases = _class_cases(c, measurements)
-        inside = 0
-        for family in sorted({m.source_family for m in cases}):
-            got = _family_rows(c, cases, family)
+    inside: dict[str, int] = dict.fromkeys(classes, 0)
+    for family in sorted({m.source_family for m in measurements}):
+        ratios = _ratios_without(measurements, family, full)
+        for c in classes:
+            if not any(m.source_family == family and _class(m) == c for m in measurements):
+                continue
+            got = _family_rows(c, measurements, family, ratios)
             if got is None:
-                unvalidated += [m.id for m in cases if m.source_family == family]
+                unvalidated += [m.id for m in measurements
+                                if m.source_family == family and _class(m) == c]
                 continue
             rows += got
-            inside += sum(r.inside for r in got)
-        share[c] = inside / len(cases)
+            inside[c] += sum(r.inside for r in got)
+    share = {c: inside[c] / len(_class_cases(c, measurements)) for c in classes}
     return Coverage(tuple(rows), sum(r.inside for r in rows) / len(measurements),
                     MappingProxyType(share), tuple(unvalidated))

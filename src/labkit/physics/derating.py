@@ -30,10 +30,11 @@ no string switches); :func:`get_mode` resolves ``"achievable"`` through it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from labkit.core import validation as v
+from labkit.physics.stacks import SHIPPED
 from labkit.registries.hardware import Hardware, get_hardware
 
 WORKLOADS = ("decode", "cnn")
@@ -71,6 +72,21 @@ class Derating:
     def weight_bandwidth_efficiency(self, weight_bits: int) -> float:
         """Achieved share of peak bandwidth when streaming ``weight_bits`` weights."""
         return self.bandwidth_efficiency * self.bits_bandwidth.get(int(weight_bits), 1.0)
+
+    def slowed(self, scale: float) -> Derating:
+        """This derating with every term it sets taking ``scale`` x the time: shares of
+        peak divided by ``scale`` (capped at 1: never faster than peak), overheads times
+        ``scale``. A link's all-reduce time is the link's, not the stack's: unchanged."""
+        s = float(v.positive("scale", scale))
+        if s == 1.0:
+            return self
+        f32 = self.fp32_flop_efficiency
+        return replace(
+            self, bandwidth_efficiency=min(1.0, self.bandwidth_efficiency / s),
+            flop_efficiency=min(1.0, self.flop_efficiency / s),
+            fp32_flop_efficiency=None if f32 is None else min(1.0, f32 / s),
+            step_overhead_s=self.step_overhead_s * s, layer_overhead_s=self.layer_overhead_s * s,
+            moe_layer_overhead_s=self.moe_layer_overhead_s * s)
 
     def cnn_flop_efficiency(self, precision: str) -> float:
         """Achieved share of peak FLOP/s of a CNN pass run in ``precision``."""
@@ -163,7 +179,7 @@ EDGE_GPU_CNN = Derating(
     layer_overhead_s=5e-6, fp32_flop_efficiency=0.55, layer_tail_flop=90e6,
 )
 
-MCU_CYCLES_PER_MAC = 3.5
+MCU_CYCLES_PER_MAC = 3.3
 MCU_PEAK_MACS_PER_CYCLE = 2.0  # SMLAD: two 16-bit MACs per cycle (the registry's peak)
 MCU_CNN = Derating(
     "achievable", 0.50, MCU_PEAK_MACS_PER_CYCLE ** -1 / MCU_CYCLES_PER_MAC, 0.0, False,
@@ -171,11 +187,13 @@ MCU_CNN = Derating(
         "flop_efficiency": f"{MCU_CYCLES_PER_MAC} cycles per MAC against the peak of "
                            f"{MCU_PEAK_MACS_PER_CYCLE:g} MACs per cycle (SMLAD) = "
                            f"1/{MCU_PEAK_MACS_PER_CYCLE * MCU_CYCLES_PER_MAC:.1f} of peak: "
-                           "fit, the least mean |log error| over all 8 MLPerf Tiny v0.5-v1.3 "
-                           "KWS cases (optimised kernels -- X-CUBE-AI 7.3/8.0, Plumerai, "
-                           "microTVM+CMSIS-NN -- run 3.2-4.5 cycles per MAC, X-CUBE-AI 10.2 "
-                           "2.0; the TFLM reference and microTVM without CMSIS-NN 6.5-8.2): "
-                           "im2col, requantisation and loop overhead",
+                           "fit, the least mean |log error| over the 9 fitted MLPerf Tiny "
+                           "v0.5-v1.3 KWS cases on Cortex-M4 boards, the reference core "
+                           "(optimised kernels -- X-CUBE-AI 7.3/8.0, Plumerai, ONNC and "
+                           "microTVM with CMSIS-NN -- run 3.0-4.5 cycles per MAC, X-CUBE-AI "
+                           "10.2 2.0; the TFLM reference and microTVM without CMSIS-NN "
+                           "6.5-8.2): im2col, requantisation and loop overhead. The kernel "
+                           "library's and other cores' own terms: labkit.physics.stacks",
         "bandwidth_efficiency": "estimate: byte-wise copies over a 32-bit SRAM bus, about "
                                 "half of the bus width per cycle",
         "step_overhead_s": "included in the cycles per MAC (whole-inference fit)",
@@ -226,10 +244,12 @@ def device_class_of(hardware: str | Hardware) -> DeviceClass:
 
 
 def get_mode(mode: str | Derating, hardware: str | Hardware | None = None,
-             workload: str = "decode") -> Derating:
+             workload: str = "decode", stack: str | None = None) -> Derating:
     """``"peak"``, ``"achievable"`` (resolved by the hardware's device class and the
-    workload; the datacenter decode derating when no hardware is given) or a custom
-    :class:`Derating` (passed through)."""
+    workload, slowed by the fitted terms of ``stack``'s kernel library and of a
+    microcontroller's core (:mod:`labkit.physics.stacks`; none for an unknown stack); the
+    datacenter decode derating when no hardware is given) or a custom :class:`Derating`
+    (passed through)."""
     if isinstance(mode, Derating):
         return mode
     name = v.choice("mode", mode, ("peak", "achievable"))
@@ -237,7 +257,9 @@ def get_mode(mode: str | Derating, hardware: str | Hardware | None = None,
         return PEAK
     if hardware is None:
         return ACHIEVABLE
-    return device_class_of(hardware).derating(workload)
+    hw = get_hardware(hardware)
+    c = device_class_of(hw)
+    return c.derating(workload).slowed(SHIPPED.scale(c.id, stack, hw.core))
 
 
 MODES: Mapping[str, Derating] = MappingProxyType({"peak": PEAK, "achievable": ACHIEVABLE})

@@ -23,7 +23,9 @@ from typing import Any
 
 from labkit.physics import derating as dr
 from labkit.physics.calibration import TOLERANCE, predict
-from labkit.physics.derating import Derating, device_class_of
+from labkit.physics.derating import WORKLOADS, Derating, device_class_of
+from labkit.physics.stacks import REFERENCE_CORE, StackTerms, fit_class_terms, merge
+from labkit.registries.hardware import get_hardware
 from labkit.registries.measurements import MEASUREMENTS, Measurement
 
 
@@ -81,12 +83,14 @@ def mean_abs_log_error(cases: Sequence[Measurement], d: Derating) -> float:
 
 def fit_class(device_class: str, cases: Sequence[Measurement]) -> tuple[Derating, float]:
     """(derating, mean |log error|) at the grid point of ``device_class`` that fits
-    ``cases`` best (ties: the first point in grid order)."""
+    ``cases`` (all of its grid's workload) best (ties: the first point in grid order)."""
     if device_class not in FITS:
         raise ValueError(f"device_class must be one of {sorted(FITS)}, got {device_class!r}")
     if not cases:
         raise ValueError("cases must hold at least one measurement")
     f = FITS[device_class]
+    if any(m.workload != f.workload for m in cases):
+        raise ValueError(f"cases must all be {f.workload!r} cases for {device_class!r}'s grid")
     best: tuple[float, Derating] | None = None
     for point in itertools.product(*f.axes):
         d = replace(f.base, **f.make(*point))
@@ -95,6 +99,43 @@ def fit_class(device_class: str, cases: Sequence[Measurement]) -> tuple[Derating
             best = (score, d)
     assert best is not None
     return best[1], best[0]
+
+
+@dataclass(frozen=True)
+class ClassModel:
+    """A device class fitted on some cases: its derating per workload (the grid's workload
+    refit, the others as shipped) and its kernel-library and core terms around it."""
+
+    device_class: str
+    deratings: Mapping[str, Derating]
+    terms: StackTerms
+
+    def derating(self, m: Measurement) -> Derating:
+        """The derating that predicts case ``m``: its workload's, slowed by its stack's and
+        core's terms."""
+        scale = self.terms.scale(self.device_class, m.stack, get_hardware(m.hardware).core)
+        return self.deratings[m.workload].slowed(scale)
+
+    def predict(self, m: Measurement) -> float:
+        """This model's time for case ``m``, s."""
+        return predict(m, self.derating(m))
+
+
+def fit_model(device_class: str, cases: Sequence[Measurement]) -> ClassModel:
+    """``device_class`` fitted on ``cases``: its grid over the cases of the grid's
+    workload (on a microcontroller, the reference core's: the line is that core's), then
+    the stack and core terms over every case around that line."""
+    if not cases:
+        raise ValueError("cases must hold at least one measurement")
+    f = FITS[device_class]
+    shipped = dr.DEVICE_CLASSES[device_class]
+    deratings = {w: shipped.derating(w) for w in WORKLOADS}
+    own = [m for m in cases if m.workload == f.workload
+           and get_hardware(m.hardware).core in (None, REFERENCE_CORE)]
+    if own:
+        deratings[f.workload] = fit_class(device_class, own)[0]
+    terms = fit_class_terms(device_class, cases, lambda m: predict(m, deratings[m.workload]))
+    return ClassModel(device_class, MappingProxyType(deratings), terms)
 
 
 @dataclass(frozen=True)
@@ -148,17 +189,17 @@ def hold_out_families(measurements: Sequence[Measurement] = MEASUREMENTS) -> Hol
     if not measurements:
         raise ValueError("measurements must hold at least one case")
     cls = {m.id: device_class_of(m.hardware).id for m in measurements}
-    refits: dict[tuple[str, str], Derating | None] = {}
+    refits: dict[tuple[str, str], ClassModel | None] = {}
     rows = []
     for m in measurements:
         key = (cls[m.id], m.source_family)
         if key not in refits:
             others = [o for o in measurements
                       if cls[o.id] == key[0] and o.source_family != m.source_family]
-            refits[key] = fit_class(key[0], others)[0] if others else None
-        d = refits[key]
+            refits[key] = fit_model(key[0], others) if others else None
+        fitted = refits[key]
         rows.append(HeldOutRow(m.id, cls[m.id], m.source_family, m.stack, m.value,
-                               predict(m), None if d is None else predict(m, d)))
+                               predict(m), None if fitted is None else fitted.predict(m)))
     classes = sorted(set(cls.values()))
 
     def within(rs: Sequence[HeldOutRow], held: bool) -> float:
@@ -172,3 +213,18 @@ def hold_out_families(measurements: Sequence[Measurement] = MEASUREMENTS) -> Hol
         class_in_sample_within=MappingProxyType({c: within(by[c], False) for c in classes}),
         class_held_out_within=MappingProxyType({c: within(by[c], True) for c in classes}),
         unvalidated=tuple(r.id for r in rows if r.held_out_s is None))
+
+
+def fit_terms(measurements: Sequence[Measurement] = MEASUREMENTS) -> StackTerms:
+    """The terms ``achievable`` ships: each class's kernel-library and core terms over its
+    fitted cases (:attr:`Measurement.fitted`) around its shipped line."""
+    parts = []
+    for c in sorted({device_class_of(m.hardware).id for m in measurements}):
+        line = dr.DEVICE_CLASSES[c]
+
+        def on_line(m: Measurement, d: dr.DeviceClass = line) -> float:
+            return predict(m, d.derating(m.workload))
+
+        cases = [m for m in measurements if m.fitted and device_class_of(m.hardware).id == c]
+        parts.append(fit_class_terms(c, cases, on_line))
+    return merge(parts)

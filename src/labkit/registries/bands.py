@@ -25,7 +25,8 @@ class ClassBand:
     """One device class's band: held-out measured / achievable from ``low`` to ``high``
     (the quantiles ``quantiles``) over ``cases`` cases of ``families`` source families;
     ``coverage``: the share of the class's cases inside the band built without their own
-    family."""
+    family; ``scope``: "class" (the class's own cases) or "all classes" (pooled: the class
+    has too few source families for a band of its own)."""
 
     device_class: str
     low: float
@@ -34,6 +35,7 @@ class ClassBand:
     cases: int
     families: int
     coverage: float
+    scope: str = "class"
 
 
 def load_bands(text: str | None = None) -> Mapping[str, ClassBand]:
@@ -47,12 +49,14 @@ def load_bands(text: str | None = None) -> Mapping[str, ClassBand]:
         try:
             b = ClassBand(name, float(raw["low"]), float(raw["high"]),
                           (float(raw["quantiles"][0]), float(raw["quantiles"][1])),
-                          int(raw["cases"]), int(raw["families"]), float(raw["coverage"]))
+                          int(raw["cases"]), int(raw["families"]), float(raw["coverage"]),
+                          str(raw.get("scope", "class")))
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise ValueError(f"band {name!r}: field {e} is missing or not a number") from None
-        if not 0 < b.low <= b.high or b.cases < 1 or b.families < 1 or not 0 <= b.coverage <= 1:
-            raise ValueError(f"band {name!r}: needs 0 < low <= high, cases and families >= 1 "
-                             f"and a coverage in [0, 1]; got {b}")
+        if not 0 < b.low <= b.high or b.cases < 1 or b.families < 1 or not 0 <= b.coverage <= 1 \
+                or b.scope not in ("class", "all classes"):
+            raise ValueError(f"band {name!r}: needs 0 < low <= high, cases and families >= 1, "
+                             f"a coverage in [0, 1] and a known scope; got {b}")
         out[name] = b
     return MappingProxyType(out)
 

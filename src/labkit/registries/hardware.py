@@ -15,6 +15,7 @@ from typing import Any
 
 from labkit.core.lookup import lookup
 from labkit.core.units import GB, TFLOPS, GiB, KiB, MiB
+from labkit.registries.mcu_boards import CORES, MCU_BOARDS, McuBoard
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Hardware:
         interconnect_latency_s / scaleout_latency_s: fixed cost of one message (one ring
             step of a collective) on that link, s.
         power_w: board/SoC power at load, W.  price_usd_per_hour: USD per device-hour.
+        core: a microcontroller's CPU core (:data:`labkit.registries.mcu_boards.CORES`).
     """
 
     id: str
@@ -56,6 +58,7 @@ class Hardware:
     flash_bytes: float | None = None
     topology: Mapping[str, int] = field(default_factory=dict)
     notes: str = ""
+    core: str | None = None
 
     def flops(self, precision: str | None = None) -> float:
         """Dense peak FLOP/s at ``precision`` (default: the device's default precision)."""
@@ -87,6 +90,38 @@ _MCU_POWER = ("measured: MLPerf Tiny v0.5 reference, NUCLEO-L4R5ZI (Cortex-M4 at
               "running the KWS DS-CNN: 40,835 uW in the energy window "
               "(tiny_results_v0.5 closed/reference/results/Nucleo-L4R5ZI/kws/energy/results.txt)")
 _MLPERF_TINY = "MLPerf Tiny system description"
+
+
+def _mcu(b: McuBoard) -> Hardware:
+    """A benchmark board as hardware: peak from its core x clock, a 32-bit SRAM bus."""
+    c = CORES[b.core]
+    mhz = f"{b.clock_hz / 1e6:g} MHz"
+    fp32 = {"fp32": 2 * c.fp32_fmas_per_cycle * b.clock_hz} if c.fp32_fmas_per_cycle else {}
+    return _hw(
+        id=b.id, name=b.name, kind="mcu", default_precision="int8", core=b.core,
+        peak_flops={"int8": 2 * c.int8_macs_per_cycle * b.clock_hz, **fp32},
+        memory_bandwidth=4 * b.clock_hz, memory_bytes=b.sram_kib * KiB,
+        memory_declared=f"{b.sram_kib} KiB SRAM", usable_memory_bytes=b.sram_kib * KiB,
+        interconnect_bandwidth=0.0, domain_size=1, scaleout_bandwidth=0.0, power_w=None,
+        price_usd_per_hour=None, sram_bytes=b.sram_kib * KiB, flash_bytes=b.flash_kib * KiB,
+        sources={
+            "board": b.source,
+            "peak_flops": f"{mhz} x {c.label}: {c.int8_macs_per_cycle:g} INT8 MAC/cycle "
+                          f"(2 OP each){'' if fp32 else '; no FPU'} ({c.source})",
+            "memory_bandwidth": f"32-bit SRAM bus at {mhz} (derived)",
+            "memory_bytes": f"{_MLPERF_TINY}: {b.source}",
+            "usable_memory_bytes": "bare-metal benchmark: the whole SRAM",
+            "sram_bytes": f"{_MLPERF_TINY}: {b.source}",
+            "flash_bytes": f"{_MLPERF_TINY}: {b.source}",
+            "interconnect_bandwidth": "single device", "domain_size": "single device",
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device: no network in the benchmark",
+            "scaleout_bandwidth": "no network in the benchmark",
+            "power_w": "not set: the latency run reports no power",
+            "price_usd_per_hour": "owned; not rented",
+        },
+        notes="An MLPerf Tiny benchmark board.",
+    )
 
 HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
     _hw(
@@ -304,7 +339,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
     ),
     _hw(
         id="cortex-m4-ring", name="Wearable MCU (Cortex-M4F, nRF52840 class)", kind="mcu",
-        default_precision="int8",
+        default_precision="int8", core="cortex-m4",
         peak_flops={"int8": 256e6, "fp32": 128e6},
         memory_bandwidth=256 * 1e6, memory_bytes=256 * KiB, memory_declared="256 KiB SRAM",
         usable_memory_bytes=192 * KiB, interconnect_bandwidth=0.0, domain_size=1,
@@ -432,8 +467,64 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         },
     ),
     _hw(
+        id="h100-pcie", name="NVIDIA H100 PCIe 80GB", kind="datacenter-gpu",
+        default_precision="bf16",
+        peak_flops={"fp32": 51.0 * TFLOPS, "bf16": 756.5 * TFLOPS, "fp16": 756.5 * TFLOPS,
+                    "fp8": 1513.0 * TFLOPS, "int8": 1513.0 * TFLOPS},
+        memory_bandwidth=2.0e12, memory_bytes=80 * GB, memory_declared="80 GB HBM2e",
+        usable_memory_bytes=80 * GB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=64 * GB, power_w=350.0, price_usd_per_hour=None,
+        scaleout_latency_s=5e-6,
+        sources={
+            "interconnect_latency_s": "one card: no NVLink peer in the benchmarks",
+            "scaleout_latency_s": "estimate: one small message over PCIe",
+            "peak_flops": "NVIDIA H100 datasheet (PCIe column, as reproduced at "
+                          "archive-lib.hpctech.co.jp/gpuproduct/nvidia-h100.html): BF16/FP16 "
+                          "1,513 and FP8/INT8 3,026 TFLOPS 'shown with sparsity; 1/2 lower "
+                          "without' = 756.5 and 1,513 dense; FP32 51 TFLOPS",
+            "memory_bandwidth": "NVIDIA H100 PCIe product brief PB-11133-001_v02: 'greater "
+                                "than 2,000 gigabytes per second'",
+            "memory_bytes": "NVIDIA MLPerf Inference v3.1 system H100-PCIe-80GBx1_TRT.json: "
+                            "'80 GB', 'HBM2e'",
+            "usable_memory_bytes": "whole HBM; runtime reserve is left to the caller",
+            "interconnect_bandwidth": "one card: no NVLink bridge assumed",
+            "domain_size": "one card",
+            "scaleout_bandwidth": "PCIe Gen5 x16: 128 GB/s bidirectional = 64 GB/s per "
+                                  "direction (datasheet)",
+            "power_w": "NVIDIA H100 PCIe product brief: TDP up to 350 W",
+            "price_usd_per_hour": "not set: the cases rented it without a quoted price",
+        },
+    ),
+    _hw(
+        id="jetson-orin-nano-gpu", name="NVIDIA Jetson Orin Nano 8GB (GPU, original)",
+        kind="auto-soc", default_precision="int8",
+        peak_flops={"int8": 20.0 * TFLOPS, "fp16": 10.24 * TFLOPS, "fp32": 1.28 * TFLOPS},
+        memory_bandwidth=68 * GB, memory_bytes=8 * GB, memory_declared="8 GB LPDDR5",
+        usable_memory_bytes=6 * GB, interconnect_bandwidth=0.0, domain_size=1,
+        scaleout_bandwidth=0.125 * GB, power_w=15.0, price_usd_per_hour=None,
+        scaleout_latency_s=50e-6,
+        sources={
+            "interconnect_latency_s": "single module: no peers",
+            "scaleout_latency_s": "estimate: one small message over Ethernet",
+            "peak_flops": "NVIDIA Jetson Orin Nano Series Data Sheet (copy at scribd.com/"
+                          "document/673174036): '40 (Sparse) INT8 TOPs and 20 (Dense)', 1024 "
+                          "CUDA cores, 32 Tensor cores, 625 MHz; FP16 dense = half the INT8 "
+                          "rate = 10.24 TFLOPS; FP32 = 1024 x 2 x 0.625 GHz (derived)",
+            "memory_bandwidth": "derived: 128-bit LPDDR5 (data sheet) at 4,266 MT/s = 68 GB/s "
+                                "(the rate is an assumption; secondary pages quote 68 GB/s, "
+                                "the Super's 102 GB/s being its raised clock)",
+            "memory_bytes": "data sheet: 'ON 8GB: 8GB 128-bit LPDDR5 DRAM'",
+            "usable_memory_bytes": "estimate: 2 GB kept for the OS",
+            "interconnect_bandwidth": "single module: no peers",
+            "domain_size": "single module",
+            "scaleout_bandwidth": "1 GbE on the developer kit = 0.125 GB/s",
+            "power_w": "NVIDIA Jetson Orin Nano 8GB: 7-15 W (upper bound used)",
+            "price_usd_per_hour": "owned; not rented",
+        },
+    ),
+    _hw(
         id="stm32l4r5-nucleo", name="STM32L4R5 Nucleo (Cortex-M4F, 120 MHz)", kind="mcu",
-        default_precision="int8",
+        default_precision="int8", core="cortex-m4",
         peak_flops={"int8": 480e6, "fp32": 240e6},
         memory_bandwidth=480e6, memory_bytes=640 * KiB, memory_declared="640 KiB SRAM",
         usable_memory_bytes=640 * KiB, interconnect_bandwidth=0.0, domain_size=1,
@@ -460,7 +551,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
     ),
     _hw(
         id="nrf5340-dk", name="Nordic nRF5340 DK (Cortex-M33, 128 MHz)", kind="mcu",
-        default_precision="int8",
+        default_precision="int8", core="cortex-m33",
         peak_flops={"int8": 512e6, "fp32": 256e6},
         memory_bandwidth=512e6, memory_bytes=512 * KiB, memory_declared="512 KiB RAM",
         usable_memory_bytes=448 * KiB, interconnect_bandwidth=0.0, domain_size=1,
@@ -510,6 +601,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
             "topology": "paper: 8 PEs per cube, 16 cubes per SIP",
         },
     ),
+    *(_mcu(b) for b in MCU_BOARDS),
 )})
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from labkit.registries.hardware import HARDWARE, get_hardware
 from labkit.registries.models import MODELS
+from labkit.registries.stacks import STACKS
 
 WORKLOAD_METRIC: Mapping[str, str] = {"decode": "step_s", "cnn": "inference_s"}
 BITS = (4, 8, 16, 32)
@@ -128,6 +129,8 @@ def _check_values(m: Measurement) -> None:
         raise _fail(m.id, "hardware", f"is not a registry id: {m.hardware!r}")
     if m.model not in MODELS:
         raise _fail(m.id, "model", f"is not a registry id: {m.model!r}")
+    if m.stack not in STACKS:
+        raise _fail(m.id, "stack", f"is not a registry id (registries/stacks.py): {m.stack!r}")
     if m.workload not in WORKLOAD_METRIC:
         raise _fail(m.id, "workload", f"must be one of {sorted(WORKLOAD_METRIC)}")
     if m.metric != WORKLOAD_METRIC[m.workload]:

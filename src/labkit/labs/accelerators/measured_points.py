@@ -85,11 +85,14 @@ def band_text(hw: Hardware) -> str:
     if b is None:
         return ""
     lo, hi = (_percentile(q) for q in b.quantiles)
-    return (f"out of sample, published {device_class(hw).label} systems run at "
-            f"{b.low:.2f}-{b.high:.2f}x achievable (the {lo} to {hi} percentile over "
-            f"{b.cases} cases from {b.families} source families, each predicted with the "
-            "class refit without its own family); built without a family, this band held "
-            f"{fmt_pct(b.coverage)} of that family's cases")
+    label = device_class(hw).label
+    who = (f"published {label} systems run" if b.scope == "class" else
+           f"published systems of every device class run (the {label} cases come from too "
+           "few source families for a band of their own)")
+    return (f"out of sample, {who} at {b.low:.2f}-{b.high:.2f}x achievable (the {lo} to "
+            f"{hi} percentile over {b.cases} cases from {b.families} source families, each "
+            "predicted with its class refit without its own family); built without a "
+            f"family, this band held {fmt_pct(b.coverage)} of that family's {label} cases")
 
 
 def _percentile(q: float) -> str:
