@@ -18,7 +18,13 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course_helpers import BIN, ROOT
-from grading_helpers import EXPECTED, FIXTURES, fixture_course, gradebook_scores
+from grading_helpers import (
+    CELL_TIMEOUT_S,
+    EXPECTED,
+    FIXTURES,
+    fixture_course,
+    gradebook_scores,
+)
 from labkit.course import demo
 from labkit.course.grade import (
     PAUSE_ENV,
@@ -128,7 +134,7 @@ def test_dask_cluster_grades_like_the_local_pool(tmp_path, lab1_cloud_fleet_cour
                                   dashboard_address=None) as cluster:
         report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
                        options=GradeOptions(scheduler=cluster.scheduler_address,
-                                            cell_timeout=10, progress=False))
+                                            cell_timeout=CELL_TIMEOUT_S, progress=False))
         with distributed.Client(cluster) as client:
             served = [s for jobs in client.run(dask_pool.served).values() for s in jobs]
     assert not report.errors, report.summary()
@@ -245,7 +251,8 @@ def test_plumbing_faults_cost_only_their_own_submission(tmp_path, lab1_cloud_fle
     try:
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         report = grade(tmp_path, [a], db_url=db_url,
-                       options=GradeOptions(workers=2, cell_timeout=20, progress=False))
+                       options=GradeOptions(workers=2, cell_timeout=CELL_TIMEOUT_S,
+                                            progress=False))
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before  # KiB
         assert victim is None or victim.poll() is None, "a planted run made the sweep kill"
         assert planted.exists()

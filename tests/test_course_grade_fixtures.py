@@ -16,20 +16,18 @@ from grading_helpers import (
     LAB1,
     check_expected,
     fixture_course,
+    grade_fixture_set,
     gradebook_scores,
 )
 from labkit.course import demo
-from labkit.course.grade import GradeOptions, grade
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Every committed fixture submission graded in parallel (the expensive part: ~1 min)."""
+    """Every committed fixture submission graded in parallel (the expensive part: ~2 min)."""
     tmp = tmp_path_factory.mktemp("fixture-course")
-    db_url = fixture_course(tmp, LAB1)
     before = os.stat("/dev/null")
-    report = grade(tmp, LAB1, db_url=db_url,
-                   options=GradeOptions(workers=2, cell_timeout=10, progress=False))
+    db_url, report = grade_fixture_set(tmp, LAB1)
     _DEV_NULL.extend([before, os.stat("/dev/null")])
     return tmp, db_url, report
 
