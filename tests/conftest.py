@@ -1,5 +1,7 @@
 """Shared pytest configuration."""
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -44,3 +46,14 @@ def pytest_collection_modifyitems(items: list) -> None:
         limit = LONG_TIMEOUT_S.get(item.path.name)
         if limit is not None and item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(limit))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_courses(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One folder per test run, shared by its xdist workers (the parent of each worker's
+    base temp), for the generated courses tests/grading_helpers.py's new_course reuses."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "generated-courses"
+    folder.mkdir(exist_ok=True)
+    os.environ["LABKIT_TEST_COURSES"] = str(folder)  # grading_helpers.COURSES_ENV

@@ -4,7 +4,9 @@ scores, and the check of a graded fixture set against its ``expected.json``."""
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -23,11 +25,40 @@ EXPECTED2 = json.loads((FIXTURES2 / "expected.json").read_text())
 LAB2 = sorted({key.split("/")[1] for key in EXPECTED2})
 
 
+COURSES_ENV = "LABKIT_TEST_COURSES"
+"""A folder shared by this test run's workers (tests/conftest.py sets it): the courses
+:func:`new_course` built, one per list of assignments."""
+
+
+def new_course(dest: Path, assignments: list[str]) -> str:
+    """``demo.new_course(ROOT, dest, assignments)``: a fresh course at ``dest`` with
+    ``assignments`` generated, nothing collected. The real ``nbgrader generate_assignment``
+    (~8 s of CPU an assignment) runs once per list of assignments in a test run, by the
+    first worker that needs it (a lock), into :data:`COURSES_ENV`; every caller gets its
+    own copy (a generated course holds no path of its own). Returns the gradebook URL."""
+    shared = os.environ.get(COURSES_ENV)
+    if not shared:
+        return demo.new_course(ROOT, dest, assignments)
+    built = Path(shared) / "+".join(assignments)
+    with open(f"{built}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)   # released when the file closes
+        if not (built / ".complete").exists():
+            shutil.rmtree(built, ignore_errors=True)   # a build cut short
+            demo.new_course(ROOT, built, assignments)
+            (built / ".complete").touch()
+    shutil.copytree(built, dest, dirs_exist_ok=True, symlinks=True,
+                    ignore=shutil.ignore_patterns(".complete"))
+    return f"sqlite:///{dest / 'gradebook.db'}"
+
+
 def fixture_course(tmp: Path, assignments: list[str], students: list[str] | None = None,
-                   fixtures: Path = FIXTURES) -> str:
-    """A fresh course with ``assignments`` generated and fixture submissions collected,
-    their special files (FIFOs, sparse files, odd names: ``specials.json``) made again."""
-    db_url = demo.new_course(ROOT, tmp, assignments)
+                   fixtures: Path = FIXTURES, generated: list[str] | None = None) -> str:
+    """A fresh course with ``assignments`` generated (:func:`new_course`; ``generated``, a
+    list that includes them, when given: a course another test already built) and fixture
+    submissions of ``assignments`` collected, their special files (FIFOs, sparse files, odd
+    names: ``specials.json``) made again."""
+    assert generated is None or set(assignments) <= set(generated), (assignments, generated)
+    db_url = new_course(tmp, generated or assignments)
     _collect(tmp, assignments, students, fixtures)
     make_specials(fixtures, tmp)
     return db_url

@@ -22,8 +22,10 @@ from grading_helpers import (
     CELL_TIMEOUT_S,
     EXPECTED,
     FIXTURES,
+    LAB1,
     fixture_course,
     gradebook_scores,
+    new_course,
 )
 from labkit.course import demo
 from labkit.course.grade import (
@@ -48,7 +50,7 @@ def _labkit(*args: str, pause: Path | None = None, **kw) -> subprocess.Popen:
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     assignments = ["lab1_iphone"]  # three submissions: killed after the first
-    db_url = fixture_course(tmp_path, assignments, students=list(demo.HONEST))
+    db_url = fixture_course(tmp_path, assignments, students=list(demo.HONEST), generated=LAB1)
     args = ("course", "grade", "lab1", "--track", "iphone",
             "--root", str(tmp_path), "--workers", "1")
     pause = tmp_path / "hold"
@@ -110,7 +112,7 @@ def lab1_cloud_fleet_course(tmp_path_factory):
     """A course with lab1_cloud_fleet generated and nothing submitted, built once for the
     Dask tests (nbgrader generate_assignment costs ~8 s of CPU); each test grades a copy."""
     base = tmp_path_factory.mktemp("course")
-    demo.new_course(ROOT, base, ["lab1_cloud_fleet"])
+    new_course(base, ["lab1_cloud_fleet"])
     return base
 
 
@@ -199,7 +201,7 @@ def test_bad_requests_name_the_problem(tmp_path):
         GradeOptions(cell_timeout=0)
     with pytest.raises(GradeError, match="no gradebook"):
         grade(tmp_path, ["lab1_cloud_fleet"])
-    db_url = demo.new_course(ROOT, tmp_path, ["lab1_cloud_fleet"])
+    db_url = new_course(tmp_path, ["lab1_cloud_fleet"])
     with pytest.raises(GradeError, match="lab9_mars"):
         grade(tmp_path, ["lab9_mars"], db_url=db_url)
     held = _lock(tmp_path)  # a second grader on the same course is refused

@@ -110,7 +110,7 @@ def test_parallel_grades_equal_serial_nbgrader_autograde(graded, tmp_path):
     # a language-model track and the microcontroller one (their hidden tests differ most);
     # every track's solution and blank are judged in tests/test_course_judge.py
     tracks = ["lab1_cloud_fleet", "lab1_oura_ring"]
-    serial_db = fixture_course(tmp_path, tracks, students=list(demo.HONEST))
+    serial_db = fixture_course(tmp_path, tracks, students=list(demo.HONEST), generated=LAB1)
     env = kernel_env(tmp_path)
     for assignment in tracks:
         run_nbgrader(tmp_path, "autograde", assignment, env=env,
