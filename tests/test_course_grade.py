@@ -22,7 +22,6 @@ from grading_helpers import (
     CELL_TIMEOUT_S,
     EXPECTED,
     FIXTURES,
-    LAB1,
     fixture_course,
     gradebook_scores,
     new_course,
@@ -50,7 +49,9 @@ def _labkit(*args: str, pause: Path | None = None, **kw) -> subprocess.Popen:
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     assignments = ["lab1_iphone"]  # three submissions: killed after the first
-    db_url = fixture_course(tmp_path, assignments, students=list(demo.HONEST), generated=LAB1)
+    # (its own course, not the run's Lab 1: test_course_grade_fixtures.py, on the other
+    # worker, builds that at the same moment, and waiting for it would idle this worker)
+    db_url = fixture_course(tmp_path, assignments, students=list(demo.HONEST))
     args = ("course", "grade", "lab1", "--track", "iphone",
             "--root", str(tmp_path), "--workers", "1")
     pause = tmp_path / "hold"
