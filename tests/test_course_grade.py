@@ -18,7 +18,14 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course_helpers import BIN, ROOT
-from grading_helpers import EXPECTED, FIXTURES, fixture_course, gradebook_scores
+from grading_helpers import (
+    CELL_TIMEOUT_S,
+    EXPECTED,
+    FIXTURES,
+    fixture_course,
+    gradebook_scores,
+    new_course,
+)
 from labkit.course import demo
 from labkit.course.grade import (
     PAUSE_ENV,
@@ -42,6 +49,8 @@ def _labkit(*args: str, pause: Path | None = None, **kw) -> subprocess.Popen:
 
 def test_sigkill_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     assignments = ["lab1_iphone"]  # three submissions: killed after the first
+    # (its own course, not the run's Lab 1: test_course_grade_fixtures.py, on the other
+    # worker, builds that at the same moment, and waiting for it would idle this worker)
     db_url = fixture_course(tmp_path, assignments, students=list(demo.HONEST))
     args = ("course", "grade", "lab1", "--track", "iphone",
             "--root", str(tmp_path), "--workers", "1")
@@ -104,7 +113,7 @@ def lab1_cloud_fleet_course(tmp_path_factory):
     """A course with lab1_cloud_fleet generated and nothing submitted, built once for the
     Dask tests (nbgrader generate_assignment costs ~8 s of CPU); each test grades a copy."""
     base = tmp_path_factory.mktemp("course")
-    demo.new_course(ROOT, base, ["lab1_cloud_fleet"])
+    new_course(base, ["lab1_cloud_fleet"])
     return base
 
 
@@ -128,7 +137,7 @@ def test_dask_cluster_grades_like_the_local_pool(tmp_path, lab1_cloud_fleet_cour
                                   dashboard_address=None) as cluster:
         report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
                        options=GradeOptions(scheduler=cluster.scheduler_address,
-                                            cell_timeout=10, progress=False))
+                                            cell_timeout=CELL_TIMEOUT_S, progress=False))
         with distributed.Client(cluster) as client:
             served = [s for jobs in client.run(dask_pool.served).values() for s in jobs]
     assert not report.errors, report.summary()
@@ -193,7 +202,7 @@ def test_bad_requests_name_the_problem(tmp_path):
         GradeOptions(cell_timeout=0)
     with pytest.raises(GradeError, match="no gradebook"):
         grade(tmp_path, ["lab1_cloud_fleet"])
-    db_url = demo.new_course(ROOT, tmp_path, ["lab1_cloud_fleet"])
+    db_url = new_course(tmp_path, ["lab1_cloud_fleet"])
     with pytest.raises(GradeError, match="lab9_mars"):
         grade(tmp_path, ["lab9_mars"], db_url=db_url)
     held = _lock(tmp_path)  # a second grader on the same course is refused
@@ -245,7 +254,8 @@ def test_plumbing_faults_cost_only_their_own_submission(tmp_path, lab1_cloud_fle
     try:
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         report = grade(tmp_path, [a], db_url=db_url,
-                       options=GradeOptions(workers=2, cell_timeout=20, progress=False))
+                       options=GradeOptions(workers=2, cell_timeout=CELL_TIMEOUT_S,
+                                            progress=False))
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before  # KiB
         assert victim is None or victim.poll() is None, "a planted run made the sweep kill"
         assert planted.exists()

@@ -16,20 +16,18 @@ from grading_helpers import (
     LAB1,
     check_expected,
     fixture_course,
+    grade_fixture_set,
     gradebook_scores,
 )
 from labkit.course import demo
-from labkit.course.grade import GradeOptions, grade
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """Every committed fixture submission graded in parallel (the expensive part: ~1 min)."""
+    """Every committed fixture submission graded in parallel (the expensive part: ~2 min)."""
     tmp = tmp_path_factory.mktemp("fixture-course")
-    db_url = fixture_course(tmp, LAB1)
     before = os.stat("/dev/null")
-    report = grade(tmp, LAB1, db_url=db_url,
-                   options=GradeOptions(workers=2, cell_timeout=10, progress=False))
+    db_url, report = grade_fixture_set(tmp, LAB1)
     _DEV_NULL.extend([before, os.stat("/dev/null")])
     return tmp, db_url, report
 
@@ -112,7 +110,7 @@ def test_parallel_grades_equal_serial_nbgrader_autograde(graded, tmp_path):
     # a language-model track and the microcontroller one (their hidden tests differ most);
     # every track's solution and blank are judged in tests/test_course_judge.py
     tracks = ["lab1_cloud_fleet", "lab1_oura_ring"]
-    serial_db = fixture_course(tmp_path, tracks, students=list(demo.HONEST))
+    serial_db = fixture_course(tmp_path, tracks, students=list(demo.HONEST), generated=LAB1)
     env = kernel_env(tmp_path)
     for assignment in tracks:
         run_nbgrader(tmp_path, "autograde", assignment, env=env,

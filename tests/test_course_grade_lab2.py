@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from grading_helpers import EXPECTED2, FIXTURES2, LAB2, check_expected, fixture_course
-from labkit.course.grade import GradeOptions, grade
+from grading_helpers import EXPECTED2, FIXTURES2, LAB2, check_expected, grade_fixture_set
 
 
 @pytest.fixture(scope="module")
 def graded2(tmp_path_factory):
     """The Lab 2 fixtures (attacks on the verdict, on one track) graded in parallel."""
     tmp = tmp_path_factory.mktemp("fixture-course-lab2")
-    db_url = fixture_course(tmp, LAB2, fixtures=FIXTURES2)
-    report = grade(tmp, LAB2, db_url=db_url,
-                   options=GradeOptions(workers=2, cell_timeout=10, progress=False))
+    db_url, report = grade_fixture_set(tmp, LAB2, fixtures=FIXTURES2)
     return tmp, db_url, report
 
 
