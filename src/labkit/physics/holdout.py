@@ -14,6 +14,7 @@ Error of a case as in :mod:`labkit.physics.calibration`: ``achievable / measured
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -124,7 +125,13 @@ class ClassModel:
 def fit_model(device_class: str, cases: Sequence[Measurement]) -> ClassModel:
     """``device_class`` fitted on ``cases``: its grid over the cases of the grid's
     workload (on a microcontroller, the reference core's: the line is that core's), then
-    the stack and core terms over every case around that line."""
+    the stack and core terms over every case around that line. A pure function of frozen
+    inputs, so it is cached: the band's nested hold-out asks for the same refits often."""
+    return _fit_model(device_class, tuple(cases))
+
+
+@functools.lru_cache(maxsize=512)
+def _fit_model(device_class: str, cases: tuple[Measurement, ...]) -> ClassModel:
     if not cases:
         raise ValueError("cases must hold at least one measurement")
     f = FITS[device_class]
@@ -185,7 +192,13 @@ def _share(flags: Sequence[bool]) -> float:
 
 
 def hold_out_families(measurements: Sequence[Measurement] = MEASUREMENTS) -> HoldOut:
-    """Refit each class without each family in turn and predict the family with it."""
+    """Refit each class without each family in turn and predict the family with it
+    (cached, as :func:`fit_model`)."""
+    return _hold_out_families(tuple(measurements))
+
+
+@functools.lru_cache(maxsize=64)
+def _hold_out_families(measurements: tuple[Measurement, ...]) -> HoldOut:
     if not measurements:
         raise ValueError("measurements must hold at least one case")
     cls = {m.id: device_class_of(m.hardware).id for m in measurements}
