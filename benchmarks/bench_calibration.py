@@ -78,7 +78,7 @@ def bands() -> None:
     t0 = time.perf_counter()
     cov = held_out_coverage()
     took = time.perf_counter() - t0
-    lo, hi = (f"{q:.0%}" for q in QUANTILES)
+    lo, hi = (f"{q:.1%}" for q in QUANTILES)
     print(f"\nband = the {lo}-{hi} quantiles of held-out measured / achievable")
     for c in cov.class_share:
         b = band_of(c)

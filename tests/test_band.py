@@ -44,7 +44,7 @@ def test_a_class_band_holds_nine_tenths_of_its_held_out_ratios(cls):
     assert b.cases == len(ratios) == len(_of(cls) if own else MEASUREMENTS)
     assert min(ratios.values()) <= b.low < b.high <= max(ratios.values())
     inside = [b.holds(x) for x in ratios.values()]
-    assert sum(inside) / len(inside) >= 0.9 - 1e-9   # the 5th-95th percentile
+    assert sum(inside) / len(inside) >= 0.95 - 1e-9   # the 2.5th-97.5th percentile
     fast, slow = b.around(0.01)
     assert fast == pytest.approx(0.01 * b.low) and slow == pytest.approx(0.01 * b.high)
 
@@ -157,5 +157,5 @@ def test_lab2_part_a_says_where_real_systems_run_out_of_sample(track, tmp_path, 
 
 def test_issue_25_band_coverage_of_held_out_families(coverage):
     """A family held out lands inside the band the other families build for at least 85%
-    of the cases (85.1% at this commit)."""
+    of the cases (90.2% at this commit; the nominal 90% band, 5th-95th, held 84.3%)."""
     assert coverage.share >= 0.85, [r.id for r in coverage.rows if not r.inside]

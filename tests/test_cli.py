@@ -64,7 +64,7 @@ def test_roofline_explain_lists_each_derating_term_and_they_add_up():
     assert terms["layer_overhead_s"] == pytest.approx(80 * 0.070)       # 80 layers x 70 us
     phone = run_json("roofline", "--hardware", "snapdragon-8-gen3", "--model", "llama-3.2-1b",
                      "--weight-bits", "4", "--context", "128", "--explain")
-    assert phone["explain"]["device_class"] == "phone SoC"
+    assert phone["explain"]["device_class"] == "phone/laptop SoC"
     assert "tp_allreduce" not in phone["explain"]["terms_ms"]          # one device, no TP
 
 

@@ -284,6 +284,7 @@ def derating_report(hardware: str, model: str, batch: int = 1, context: int = 81
     ``stack``'s fitted term, :mod:`labkit.physics.stacks`), what each derating term adds,
     ms, with its source, and the band real systems span around achievable
     (:mod:`labkit.physics.band`; ``stack``'s kernels' own where their cases pin one)."""
+    from labkit.core.format import percentile_name
     from labkit.physics import roofline as rf
     from labkit.physics.band import QUANTILES, band_for
     from labkit.physics.derating import device_class_of
@@ -298,7 +299,7 @@ def derating_report(hardware: str, model: str, batch: int = 1, context: int = 81
     terms = rf.derating_contributions(*args, mode=d)
     band = band_for(hardware, stack)
     fast, slow = band.around(real)
-    lo, hi = (f"{q:.0%}" for q in QUANTILES)
+    lo, hi = (percentile_name(q) for q in QUANTILES)
     who = {"stack": f"{band.stack}'s kernels in the {band.device_class} class",
            "class": f"the {band.device_class} class, any stack",
            "all classes": f"every class (the {band.device_class} class has too few source "
@@ -309,7 +310,8 @@ def derating_report(hardware: str, model: str, batch: int = 1, context: int = 81
             "terms_ms": {t.key: t.added_step_s * 1e3 for t in terms},
             "sources": {t.key: t.source for t in terms},
             "band_step_ms": [fast * 1e3, slow * 1e3],
-            "band_basis": (f"{lo}-{hi} of published systems' measured / achievable, each "
+            "band_basis": (f"{lo} to {hi} percentile of published systems' measured / "
+                           "achievable, each "
                            f"from its class refit without its source family: {who} "
                            f"({band.cases} cases, {band.families} families)")}
 

@@ -265,3 +265,12 @@ def test_the_old_names_are_thin(x):
     assert format_bytes(x) == fmt_bytes(x) and fmt_count(x) == fmt(x)
     assert fmt_si(x, "FLOP") == fmt(x, "FLOP", si=True)
     assert fmt_amount(x, "mWh") == fmt(x, "mWh")
+
+
+def test_percentile_name_reads_a_quantile_as_an_ordinal():
+    from labkit.core.format import percentile_name
+
+    got = [percentile_name(q) for q in (0.025, 0.975, 0.05, 0.95, 0.01, 0.02, 0.03, 0.11)]
+    assert got == ["2.5th", "97.5th", "5th", "95th", "1st", "2nd", "3rd", "11th"]
+    with pytest.raises(ValueError, match="q"):
+        percentile_name(1.5)

@@ -384,3 +384,15 @@ def plain(x: object) -> object:
 def plain_dict(x: Mapping[str, object]) -> dict[str, object]:
     """:func:`plain` of a mapping, typed as the JSON object it is."""
     return {str(k): plain(v) for k, v in x.items()}
+
+
+def percentile_name(q: float) -> str:
+    """A quantile as an ordinal percentile: ``2.5th``, ``97.5th``, ``1st``, ``95th``."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q must be a quantile in [0, 1], got {q!r}")
+    n = round(100 * q, 6)
+    if n != int(n):
+        return f"{n:g}th"
+    k = int(n)
+    end = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{end}"

@@ -2,7 +2,7 @@
 
 ``peak`` is the paper's roofline (no utilisation factor). ``achievable`` is not one global
 pair of factors: it resolves, from the hardware's ``kind``, to the :class:`DeviceClass` the
-device belongs to (datacenter GPU, phone SoC, automotive/embedded SoC, MCU) and, inside it,
+device belongs to (datacenter GPU, phone/laptop SoC, automotive/embedded SoC, MCU) and, inside it,
 to the derating of the workload (``"decode"``: LLM token generation and prefill; ``"cnn"``:
 one CNN pass). Each factor carries its source or the fit that set it in ``sources``;
 ``tests/test_calibration.py`` checks the result against ``data/measurements.toml``.
@@ -223,7 +223,8 @@ DEVICE_CLASSES: Mapping[str, DeviceClass] = MappingProxyType({c.id: c for c in (
     DeviceClass("datacenter", "datacenter GPU", ("datacenter-gpu", "tpu", "pe"),
                 DATACENTER_DECODE, EDGE_GPU_CNN,
                 notes="CNN: no datacenter CNN case; the Orin TensorRT fit is carried over"),
-    DeviceClass("phone", "phone SoC", ("phone-soc",), PHONE_DECODE, EDGE_GPU_CNN,
+    DeviceClass("phone", "phone/laptop SoC", ("phone-soc", "laptop-soc"), PHONE_DECODE,
+                EDGE_GPU_CNN,
                 notes="CNN: no phone CNN case; the Orin TensorRT fit is carried over"),
     DeviceClass("automotive", "automotive/embedded SoC", ("auto-soc",), PHONE_DECODE,
                 EDGE_GPU_CNN,

@@ -15,6 +15,7 @@ from typing import Any
 
 from labkit.core.lookup import lookup
 from labkit.core.units import GB, TFLOPS, GiB, KiB, MiB
+from labkit.registries.apple_silicon import APPLE_CHIPS, AppleChip
 from labkit.registries.mcu_boards import CORES, MCU_BOARDS, McuBoard
 
 
@@ -90,6 +91,32 @@ _MCU_POWER = ("measured: MLPerf Tiny v0.5 reference, NUCLEO-L4R5ZI (Cortex-M4 at
               "running the KWS DS-CNN: 40,835 uW in the energy window "
               "(tiny_results_v0.5 closed/reference/results/Nucleo-L4R5ZI/kws/energy/results.txt)")
 _MLPERF_TINY = "MLPerf Tiny system description"
+
+
+def _apple(c: AppleChip) -> Hardware:
+    """An Apple silicon Mac: its GPU (FP16 at the FP32 rate) on unified memory."""
+    gb = c.memory_gb * GB
+    return _hw(
+        id=c.id, name=c.name, kind="laptop-soc", default_precision="fp16",
+        peak_flops={"fp16": c.gpu_fp32_flops, "fp32": c.gpu_fp32_flops},
+        memory_bandwidth=c.bandwidth, memory_bytes=gb,
+        memory_declared=f"{c.memory_gb} GB unified memory", usable_memory_bytes=0.75 * gb,
+        interconnect_bandwidth=0.0, domain_size=1, scaleout_bandwidth=0.0, power_w=None,
+        price_usd_per_hour=None,
+        sources={
+            "peak_flops": c.flops_source + "; FP16 taken at the FP32 rate (estimate: no "
+                                           "published packed-FP16 rate)",
+            "memory_bandwidth": c.bandwidth_source, "memory_bytes": c.memory_source,
+            "usable_memory_bytes": "macOS lets the GPU wire about three quarters of unified "
+                                   "memory by default (estimate)",
+            "interconnect_bandwidth": "single device", "domain_size": "single device",
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device", "scaleout_bandwidth": "single device",
+            "power_w": "not set: the latency cases report no power",
+            "price_usd_per_hour": "owned; not rented",
+        },
+        notes="An Apple silicon Mac of the published decode cases.",
+    )
 
 
 def _mcu(b: McuBoard) -> Hardware:
@@ -602,6 +629,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
         },
     ),
     *(_mcu(b) for b in MCU_BOARDS),
+    *(_apple(c) for c in APPLE_CHIPS),
 )})
 
 

@@ -30,7 +30,7 @@ WORKLOAD_METRIC: Mapping[str, str] = {"decode": "step_s", "cnn": "inference_s"}
 BITS = (4, 8, 16, 32)
 DEVICE_CLASSES: Mapping[str, str] = {
     "datacenter-gpu": "datacenter", "tpu": "datacenter", "phone-soc": "phone",
-    "auto-soc": "automotive", "mcu": "mcu",
+    "laptop-soc": "phone", "auto-soc": "automotive", "mcu": "mcu",
 }
 _DATA = "measurements.toml"
 

@@ -45,6 +45,10 @@ STACKS: Mapping[str, Stack] = MappingProxyType({s.id: s for s in (
        "llama.cpp: ggml's own quantised GEMV kernels, one process, no CUDA-graph batching"),
     _S("llama.cpp-metal", "llama.cpp (Metal)", "llama.cpp", "https://github.com/ggml-org/"
        "llama.cpp: ggml's Metal kernels on Apple GPUs"),
+    _S("ollama-metal", "Ollama (Metal)", "llama.cpp", "https://github.com/ollama/ollama: "
+       "serves models through llama.cpp's ggml kernels (Metal on Apple GPUs)"),
+    _S("mlx", "MLX", "mlx", "https://github.com/ml-explore/mlx: Apple's array framework, "
+       "its own Metal kernels"),
     # phones and laptops
     _S("executorch-xnnpack", "ExecuTorch (XNNPACK)", "executorch",
        "https://pytorch.org/executorch: XNNPACK CPU kernels (KleidiAI on Arm)"),

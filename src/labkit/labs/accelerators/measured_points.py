@@ -24,7 +24,7 @@ import bqplot as bq
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt, fmt_count, fmt_pct
+from labkit.core.format import counted, fmt, fmt_count, fmt_pct, percentile_name
 from labkit.labs.common import html_table
 from labkit.plans.measured import (
     CalibrationRow,
@@ -84,7 +84,7 @@ def band_text(hw: Hardware) -> str:
     b = class_band(hw)
     if b is None:
         return ""
-    lo, hi = (_percentile(q) for q in b.quantiles)
+    lo, hi = (percentile_name(q) for q in b.quantiles)
     label = device_class(hw).label
     who = (f"published {label} systems run" if b.scope == "class" else
            f"published systems of every device class run (the {label} cases come from too "
@@ -93,13 +93,6 @@ def band_text(hw: Hardware) -> str:
             f"{hi} percentile over {b.cases} cases from {b.families} source families, each "
             "predicted with its class refit without its own family); built without a "
             f"family, this band held {fmt_pct(b.coverage)} of that family's {label} cases")
-
-
-def _percentile(q: float) -> str:
-    """``5th``, ``95th``, ``1st``: a quantile as an ordinal percentile."""
-    n = round(100 * q)
-    end = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{end}"
 
 
 def _span(bounds: tuple[float, float] | None) -> str:
