@@ -39,6 +39,7 @@ from labkit.ui.charts import (
     set_hline,
     set_vline,
     tick_labels,
+    tooltip,
     update_marks,
     vline_mark,
     vlines_mark,
@@ -56,6 +57,15 @@ from labkit.ui.controls import (
     toggle_buttons,
     toggle_width,
 )
+from labkit.ui.headless import (
+    Sink,
+    TextBox,
+    TextCallout,
+    TextMath,
+    TextView,
+    building,
+    plain_text,
+)
 from labkit.ui.html import (
     CALLOUT_KINDS,
     PALETTE,
@@ -66,6 +76,7 @@ from labkit.ui.html import (
     More,
     RevealGate,
     esc,
+    html_or_text,
 )
 from labkit.ui.keyguard import KeyGuard
 from labkit.ui.questions import (
@@ -99,7 +110,13 @@ __all__ = [
     "Question",
     "Refusal",
     "RevealGate",
+    "Sink",
+    "TextBox",
+    "TextCallout",
+    "TextMath",
+    "TextView",
     "bar_mark",
+    "building",
     "choice_control",
     "context_control",
     "context_options",
@@ -114,6 +131,7 @@ __all__ = [
     "frame_figures",
     "framed",
     "hline_mark",
+    "html_or_text",
     "int_control",
     "lin_top",
     "line_mark",
@@ -122,6 +140,7 @@ __all__ = [
     "log_ticks",
     "make_scale",
     "nice_up",
+    "plain_text",
     "precision_control",
     "scatter_mark",
     "selection_control",
@@ -131,6 +150,7 @@ __all__ = [
     "tick_labels",
     "toggle_buttons",
     "toggle_width",
+    "tooltip",
     "update_marks",
     "vline_mark",
     "vlines_mark",

@@ -11,8 +11,11 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import ipywidgets as ipw
+
+from labkit.ui.headless import TextCallout, TextView, active, plain_text
 
 PALETTE = {
     "blue": "#1f6fb2", "orange": "#d9822b", "green": "#2e8b57", "red": "#c0392b",
@@ -40,6 +43,11 @@ def esc(text: object) -> str:
 
 
 
+def html_or_text(headless: bool, markup: str) -> Any:
+    """An HTML widget showing ``markup``, or its words (a :class:`TextView`) headless."""
+    return TextView(plain_text(markup)) if headless else ipw.HTML(value=markup)
+
+
 # -- callouts -------------------------------------------------------------------------------
 
 class Callout(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no stubs
@@ -52,6 +60,15 @@ class Callout(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no 
     """
 
     value: str
+
+    def __new__(cls, kind: str = "info", **kwargs: object) -> Any:
+        """A :class:`~labkit.ui.headless.TextCallout` (no widget) in a headless build."""
+        if active():
+            if kind not in _CALLOUT_STYLE:
+                raise ValueError(f"kind must be one of {', '.join(CALLOUT_KINDS)}; "
+                                 f"got {kind!r}")
+            return TextCallout(kind)
+        return super().__new__(cls, kind, **kwargs)
 
     def __init__(self, kind: str = "info", **kwargs: object) -> None:
         if kind not in _CALLOUT_STYLE:
