@@ -42,6 +42,8 @@ from labkit.labs.part_views import CheckSpec as CheckSpec
 from labkit.labs.part_views import LabLike as LabLike
 from labkit.labs.part_views import PartViews
 from labkit.labs.part_views import Spec as Spec
+from labkit.labs.parts import CHECKPOINT_POINTS as CHECKPOINT_POINTS
+from labkit.labs.parts import PREDICTION_POINTS as PREDICTION_POINTS
 from labkit.plans.deployment import GLOSSARY, Quantity
 from labkit.tracks import Track
 
