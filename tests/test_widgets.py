@@ -319,7 +319,8 @@ def test_log_domain_and_lin_top_size_scales_from_data():
 
 HOMES = {
     keyguard: ("KeyGuard",),
-    headless: ("Sink", "TextBox", "TextCallout", "TextMath", "TextView", "building",
+    headless: ("Sink", "TextBox", "TextCallout", "TextChoice", "TextMath", "TextView",
+               "building",
                "plain_text"),
     html: ("esc", "PALETTE", "SERIES", "TEXT", "CALLOUT_KINDS", "Callout", "MathPeek",
            "RevealGate", "More", "html_or_text"),

@@ -121,6 +121,33 @@ class TextBox:
         return plain_text(self.value)
 
 
+class TextChoice:
+    """A question's choice without a widget: ``value`` (observers told of a change, as
+    ``ipywidgets`` does) and ``disabled``."""
+
+    def __init__(self, value: Any = None) -> None:
+        self._value = value
+        self.disabled = False
+        self._observers: list[Callable[[dict[str, Any]], object]] = []
+
+    @property
+    def value(self) -> Any:
+        return self._value
+
+    @value.setter
+    def value(self, new: Any) -> None:
+        old, self._value = self._value, new
+        if old != new:
+            for fn in list(self._observers):
+                fn({"name": "value", "old": old, "new": new, "owner": self})
+
+    def observe(self, fn: Callable[[dict[str, Any]], object], names: object = None) -> None:
+        self._observers.append(fn)
+
+    def hold_sync(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
 class TextCallout(TextBox):
     """:class:`~labkit.ui.Callout`'s API without a widget: ``show`` / ``clear`` / ``set``
     keep the title, detail and recovery; :meth:`text` is the callout in words."""
