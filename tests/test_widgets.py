@@ -319,11 +319,11 @@ def test_log_domain_and_lin_top_size_scales_from_data():
 
 HOMES = {
     keyguard: ("KeyGuard",),
-    headless: ("Sink", "TextBox", "TextCallout", "TextChoice", "TextMath", "TextView",
+    headless: ("LIVE", "Sink", "TextBox", "TextCallout", "TextChoice", "TextMath", "TextView",
                "building",
                "plain_text"),
     html: ("esc", "PALETTE", "SERIES", "TEXT", "CALLOUT_KINDS", "Callout", "MathPeek",
-           "RevealGate", "More", "html_or_text"),
+           "RevealGate", "More"),
     questions: ("Question", "Prediction", "Checkpoint", "Options", "Check", "Refusal",
                 "credit_text"),
     charts: ("make_scale", "set_domain", "figure", "line_mark", "bar_mark", "scatter_mark",

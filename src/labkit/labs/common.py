@@ -431,9 +431,11 @@ class LabPart(PartViews):
         self._run_steps(None)
 
     def banner(self) -> Any:
-        """The part's banner (headless: its words)."""
+        """The part's banner (headless: its title, as text)."""
+        if self.headless:
+            return lw.TextView(f"Part {self.letter}: {self.title}")
         tr = self.track
-        markup = (
+        return ipw.HTML(
             f"<div class='labkit-banner' style='border-left:6px solid #1f6fb2;padding:6px 12px;"
             f"margin:12px 0 6px 0;background:#f4f8fb'>"
             f"<div style='font-size:0.8em;color:#5d6d7e'>{lw.esc(tr.label)} · {self.kicker}Part "
@@ -441,7 +443,6 @@ class LabPart(PartViews):
             f"<div style='font-size:1.3em;font-weight:700'>Part {self.letter}: "
             f"{lw.esc(self.title)}</div>"
             f"<div style='margin-top:4px'>{lw.esc(self._hook())}</div></div>")
-        return lw.html_or_text(self.headless, markup)
 
     def state(self) -> dict[str, object]:
         """JSON-serialisable snapshot: settings, answers, computed answer and results."""

@@ -20,6 +20,7 @@ from labkit.core.answers import AnswerValue
 from labkit.core.format import fmt
 from labkit.core.keys import answer_key
 from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
+from labkit.ui.headless import callout_text
 
 if TYPE_CHECKING:
     from labkit.core.answers import AnswerStore
@@ -119,30 +120,37 @@ class PartViews:
 
     @property
     def explore(self) -> Any:
-        """The exploration widget; headless, the part's numbers as text (:meth:`summary`)."""
+        """The exploration widget; headless, one line of text once the model is computed.
+
+        Headless text names no figure: a grading kernel's outputs reach the student's
+        feedback, where no computed value may appear (``tests/test_course_report.py``);
+        :meth:`summary` has the numbers, for whoever asks."""
         if not self.headless:
             return self._explore_view
-        return lw.TextView(self.summary())
+        self._ensure_model()
+        return lw.TextView(f"Part {self.letter}: {self.title}: computed at your settings; "
+                           f"its controls and charts {lw.LIVE}.")
 
     @property
     def reveal(self) -> Any:
-        """The reveal gate; headless, the comparison with the computed answer as text."""
+        """The reveal gate; headless, one line of text once the model is computed."""
         if not self.headless:
             return self._reveal_view
         self._ensure_model()
         if not self.predict.committed:
             return lw.TextView("Commit your prediction first: the comparison with the "
                                "computed answer appears here.")
-        return lw.TextView(lw.plain_text(self._reveal_html.value))
+        return lw.TextView(f"Part {self.letter}: your prediction is committed; its comparison "
+                           f"with the computed answer {lw.LIVE}.")
 
     def summary(self) -> str:
-        """The part in words (what a headless run shows instead of the exploration): the
-        decision, the settings, the readout and the active callouts."""
+        """The part in words: the decision, the settings, the readout and the active
+        callouts (headless or not; a headless part computes its model first)."""
         self._ensure_model()
         settings = "; ".join(f"{ctl.description or name}: {self._setting_text(name)}"
                              for name, ctl in self.controls.items())
-        callouts = [c.text() for c in self.callouts.values() if isinstance(c, lw.TextCallout)]
-        lines = [f"Part {self.letter}: {self.title} (headless run: no controls or charts)",
+        callouts = [callout_text(c) for c in self.callouts.values()]
+        lines = [f"Part {self.letter}: {self.title}",
                  lw.plain_text(str(self.decision_line.value)), f"Settings: {settings}",
                  lw.plain_text(str(self.readout.value)), *callouts]
         return "\n".join(line for line in lines if line)

@@ -113,12 +113,14 @@ class LabBase(Generic[P]):
         return ""
 
     def header(self) -> ipw.HTML | lw.TextView:
-        """The lab's header (headless: its words)."""
+        """The lab's header (headless: its heading and track, as text)."""
         info, tr = self.info, self.track
+        if self.headless:
+            return lw.TextView(f"{info.heading}: {tr.label}")
         hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
         st = tr.stakeholder
         objs = "".join(f"<li>{lw.esc(o)}</li>" for o in info.objectives_for(tr))
-        return lw.html_or_text(self.headless,
+        return ipw.HTML(
             f"<div class='labkit-header' style='{_BOX}'>"
             f"<div style='font-size:0.8em;color:#5d6d7e;text-transform:uppercase'>"
             f"{lw.esc(info.heading)} · {lw.esc(info.time_estimate)}</div>"
@@ -230,16 +232,14 @@ class LabBase(Generic[P]):
         return notes
 
     def _synthesis_text(self, write: bool | None) -> lw.TextView:
-        """The synthesis in words (a headless run): takeaways, the memo brief, what was
-        written."""
+        """A headless run's synthesis: the same files written, one line of text (no
+        figure: a grading kernel's outputs reach the student's feedback)."""
         autograde = os.environ.get("NBGRADER_EXECUTION") == "autograde"
-        takeaways = [f"{i}. {lw.plain_text(t)}" for i, t in enumerate(self._takeaway_items(), 1)]
+        self.takeaways()  # computed, so a broken model fails here as with views
         notes = self._write_outputs(write is not False, autograde)
-        st = self.track.stakeholder
-        return lw.TextView("\n".join([
-            f"Synthesis: {self.track.label}", "Key takeaways from your own settings:",
-            *takeaways, f"Memo to {st.name} ({st.role}). {lw.plain_text(self._memo_prompt())}",
-            *([f"({'; '.join(notes)})"] if notes else [])]))
+        done = f" ({'; '.join(notes)})" if notes else ""
+        return lw.TextView(f"Synthesis: {self.track.label}{done}; the takeaways and the memo "
+                           f"brief {lw.LIVE}.")
 
     def synthesis(self, *, write: bool | None = None) -> ipw.VBox | lw.TextView:
         """Takeaways, memo prompt, report downloads; writes report files and the ledger.

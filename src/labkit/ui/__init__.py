@@ -58,6 +58,7 @@ from labkit.ui.controls import (
     toggle_width,
 )
 from labkit.ui.headless import (
+    LIVE,
     Sink,
     TextBox,
     TextCallout,
@@ -77,7 +78,6 @@ from labkit.ui.html import (
     More,
     RevealGate,
     esc,
-    html_or_text,
 )
 from labkit.ui.keyguard import KeyGuard
 from labkit.ui.questions import (
@@ -93,6 +93,7 @@ from labkit.ui.questions import (
 __all__ = [
     "CALLOUT_KINDS",
     "DESC_STYLE",
+    "LIVE",
     "LOG_TICK_FORMAT",
     "MAX_LOG_TICKS",
     "PALETTE",
@@ -133,7 +134,6 @@ __all__ = [
     "frame_figures",
     "framed",
     "hline_mark",
-    "html_or_text",
     "int_control",
     "lin_top",
     "line_mark",

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+LIVE = "show in the live notebook (headless run)"
+"""How headless text ends: what it stands for is shown where a front end renders it."""
 _BUILDING: ContextVar[bool] = ContextVar("labkit_headless_building", default=False)
 _TAG = re.compile(r"<[^>]+>")
 _BLOCK = re.compile(r"</?(div|p|li|tr|br|h\d|ol|ul|table)\b[^>]*>", re.IGNORECASE)
@@ -173,12 +175,18 @@ class TextCallout(TextBox):
             self.clear()
 
     def text(self) -> str:
-        if not self.active:
-            return ""
-        parts = [f"[{self.kind}] {plain_text(self.title)}", plain_text(self.detail)]
-        if self.recovery:
-            parts.append("Recovery: " + plain_text(self.recovery))
-        return "\n".join(p for p in parts if p)
+        return callout_text(self)
+
+
+def callout_text(callout: Any) -> str:
+    """A callout (a :class:`~labkit.ui.Callout` or a :class:`TextCallout`) in words:
+    its kind, title, detail and recovery while it is shown, else ""."""
+    if not callout.active:
+        return ""
+    parts = [f"[{callout.kind}] {plain_text(callout.title)}", plain_text(callout.detail)]
+    if callout.recovery:
+        parts.append("Recovery: " + plain_text(callout.recovery))
+    return "\n".join(p for p in parts if p)
 
 
 class TextMath:
@@ -196,7 +204,7 @@ class TextMath:
         self._body = body
 
     def __repr__(self) -> str:
-        return f"{self.title} (its formulas show in the live notebook)"
+        return f"{self.title}: the formulas {LIVE}."
 
 
 class TextView:

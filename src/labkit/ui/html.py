@@ -15,7 +15,7 @@ from typing import Any
 
 import ipywidgets as ipw
 
-from labkit.ui.headless import TextCallout, TextView, active, plain_text
+from labkit.ui.headless import TextCallout, active
 
 PALETTE = {
     "blue": "#1f6fb2", "orange": "#d9822b", "green": "#2e8b57", "red": "#c0392b",
@@ -41,11 +41,6 @@ def esc(text: object) -> str:
     """HTML-escape any value for safe interpolation into widget HTML."""
     return html.escape(str(text), quote=True)
 
-
-
-def html_or_text(headless: bool, markup: str) -> Any:
-    """An HTML widget showing ``markup``, or its words (a :class:`TextView`) headless."""
-    return TextView(plain_text(markup)) if headless else ipw.HTML(value=markup)
 
 
 # -- callouts -------------------------------------------------------------------------------

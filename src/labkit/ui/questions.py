@@ -27,7 +27,7 @@ import ipywidgets as ipw
 from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
 from labkit.core.keys import CHECKPOINT_RULE
 from labkit.ui.controls import DESC_STYLE
-from labkit.ui.headless import Sink, TextBox, TextChoice, TextView, active, plain_text
+from labkit.ui.headless import LIVE, Sink, TextBox, TextChoice, TextView, active, plain_text
 from labkit.ui.html import TEXT, RevealGate, esc
 from labkit.ui.keyguard import QUESTION_CLASS, KeyGuard
 
@@ -148,10 +148,12 @@ class Question:
 
     # -- display ---------------------------------------------------------------------------
     def text(self) -> str:
-        """The question, its answer status and self-check, in words."""
-        return "\n".join(t for t in (
-            f"{self.kind_label}: {plain_text(self.question)}", plain_text(self.status.value),
-            plain_text(self.check_html.value), plain_text(self.feedback_html.value)) if t)
+        """Whether the question is answered, and its self-check, in words (no option: a
+        grading kernel's outputs reach the student's feedback)."""
+        state = ("not committed yet" if self._entry is None else
+                 "unlocked to revise" if self._revising else "committed (locked)")
+        return "\n".join(t for t in (f"{self.kind_label}: {state}; the question {LIVE}.",
+                                     plain_text(self.check_html.value)) if t)
 
     def _repr_mimebundle_(self, **kwargs: object) -> object:
         if self.widget is None:
