@@ -61,6 +61,10 @@ OPEN_CHARTS = 2
 """Charts a part shows open; the rest are one click away."""
 """A dependency on every control (for :func:`depends_on` / :func:`computed`)."""
 
+VIEW_STEPS = ("_draw", "_set_callouts", "_set_paper_callouts", "_show_math")
+"""Refresh steps that only draw (charts, callouts, the math peek), by name prefix: a
+headless part skips them; the results come from the other steps (``_show_numbers``)."""
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 _DEPS_ATTR = "__labkit_depends_on__"
 _COMPUTED_ATTR = "__labkit_computed__"
@@ -475,6 +479,8 @@ class LabPart(PartViews):
         s = self.settings()
         ran = []
         for step, deps in self.refresh_steps.items():
+            if self.headless and step.startswith(VIEW_STEPS):
+                continue  # nobody sees its charts, callouts or formulas
             if changed is None or ALL in deps or not deps.isdisjoint(changed):
                 getattr(self, step)(s)
                 ran.append(step)
