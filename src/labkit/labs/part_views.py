@@ -145,7 +145,7 @@ class PartViews:
 
     def summary(self) -> str:
         """The part in words: the decision, the settings, the readout and the active
-        callouts (headless or not; a headless part computes its model first)."""
+        callouts (a headless part computes its model first and sets no callout)."""
         self._ensure_model()
         settings = "; ".join(f"{ctl.description or name}: {self._setting_text(name)}"
                              for name, ctl in self.controls.items())
