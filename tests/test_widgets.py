@@ -16,7 +16,7 @@ import pytest
 from labkit import ui as lw
 from labkit.core import format as core_format
 from labkit.core.answers import AnswerStore
-from labkit.ui import charts, controls, html, keyguard, questions
+from labkit.ui import charts, controls, headless, html, keyguard, questions
 
 UI_DIR = Path(lw.__file__).parent
 
@@ -319,6 +319,9 @@ def test_log_domain_and_lin_top_size_scales_from_data():
 
 HOMES = {
     keyguard: ("KeyGuard",),
+    headless: ("LIVE", "Sink", "TextBox", "TextCallout", "TextChoice", "TextMath", "TextView",
+               "building",
+               "plain_text"),
     html: ("esc", "PALETTE", "SERIES", "TEXT", "CALLOUT_KINDS", "Callout", "MathPeek",
            "RevealGate", "More"),
     questions: ("Question", "Prediction", "Checkpoint", "Options", "Check", "Refusal",
@@ -327,7 +330,7 @@ HOMES = {
              "vline_mark", "vlines_mark", "hline_mark", "update_marks", "set_vline",
              "set_hline", "log_domain", "lin_top", "nice_up", "ChartHeader", "framed",
              "frame_figures", "log_ticks", "tick_labels", "LOG_TICK_FORMAT", "MAX_LOG_TICKS",
-             "figures_in", "figure_name"),
+             "figures_in", "figure_name", "tooltip"),
     controls: ("precision_control", "int_control", "devices_control", "float_control",
                "log_control", "selection_control", "choice_control", "context_control",
                "DESC_STYLE", "toggle_buttons", "toggle_width"),

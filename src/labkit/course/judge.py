@@ -367,8 +367,9 @@ class Choices:
 
 
 def fresh_lab(lab_id: str, track_id: str) -> Any:
-    """``lab_id`` on ``track_id`` as nobody has answered it, every part built: an empty
-    answers store and no design ledger (``$LABKIT_LEDGER`` is restored after)."""
+    """``lab_id`` on ``track_id`` as nobody has answered it, every part built headless
+    (its questions and computed answers are the same as with views; nobody sees this lab):
+    an empty answers store and no design ledger (``$LABKIT_LEDGER`` is restored after)."""
     import os
     import tempfile
 
@@ -379,7 +380,7 @@ def fresh_lab(lab_id: str, track_id: str) -> Any:
     saved = os.environ.get(LEDGER_ENV)
     os.environ[LEDGER_ENV] = str(nowhere)
     try:
-        lab = LABS.get_lab(lab_id).lab(track_id, store=AnswerStore(nowhere))
+        lab = LABS.get_lab(lab_id).lab(track_id, store=AnswerStore(nowhere), headless=True)
         lab.parts()
         return lab
     finally:

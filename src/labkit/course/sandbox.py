@@ -54,6 +54,7 @@ import signal
 import stat
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -538,20 +539,30 @@ def _close_others(keep: set[int]) -> None:
                 os.close(fd)
 
 
+def box_env(mode: str, extra: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a boxed kernel: the few variables it may inherit
+    (:data:`_ENV_KEEP`), a home and ledger in its scratch, one thread per maths library,
+    headless views (``LABKIT_HEADLESS=1``: no front end ever renders a grading kernel's
+    widgets, issue 26) and the policy's own ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
+    env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp",
+                "LABKIT_LEDGER": "/tmp/labkit_ledger.json", "LABKIT_SANDBOX": mode,
+                "LABKIT_HEADLESS": "1",
+                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                "MALLOC_ARENA_MAX": "2", **extra})
+    return env
+
+
 def launch(policy: Policy, argv: list[str]) -> None:
     """Enter the box described by ``policy`` and exec ``argv`` (never returns)."""
     fds = _Fds()
-    env = {k: v for k, v in os.environ.items() if k in _ENV_KEEP}
     if policy.isolate:
         command, mode = bwrap_argv(policy, argv, fds)
         if policy.cgroups:
             cgroups.join(policy.cgroups)
     else:
         command, mode = argv, "limits-only"
-    env.update({"HOME": "/tmp", "IPYTHONDIR": "/tmp/.ipython", "MPLCONFIGDIR": "/tmp",
-                "LABKIT_LEDGER": "/tmp/labkit_ledger.json", "LABKIT_SANDBOX": mode,
-                "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                "MALLOC_ARENA_MAX": "2", **policy.env})
+    env = box_env(mode, policy.env)
     out = (os.open(policy.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW,
                    0o600) if policy.log_path else os.open(os.devnull, os.O_RDWR))
     _limits(policy)

@@ -28,26 +28,29 @@ import base64
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-import bqplot as bq
 import ipywidgets as ipw
 from traitlets import TraitError
 
 from labkit import ui as lw
-from labkit.core.answers import AnswerEntry, AnswerValue, SettingsStore
+from labkit.core.answers import AnswerEntry, SettingsStore
 from labkit.core.format import plain, plain_dict
-from labkit.core.keys import answer_key
+from labkit.core.keys import answer_key as answer_key  # re-exported: the labs import it here
 from labkit.grading import expect_committed
-from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
+from labkit.labs.part_views import CheckSpec as CheckSpec
+from labkit.labs.part_views import LabLike as LabLike
+from labkit.labs.part_views import PartViews
+from labkit.labs.part_views import Spec as Spec
+from labkit.labs.parts import CHECKPOINT_POINTS as CHECKPOINT_POINTS
+from labkit.labs.parts import PREDICTION_POINTS as PREDICTION_POINTS
 from labkit.plans.deployment import GLOSSARY, Quantity
 from labkit.tracks import Track
 
 if TYPE_CHECKING:
-    from labkit.core.answers import AnswerStore
+    import bqplot as bq
 
-Spec = tuple[str, list[tuple[str, str]]]
-CheckSpec = tuple[str, list[tuple[str, str]], str, dict[str, str]]
+
 Settings = Mapping[str, Any]
 """Control name -> current (plain) value, as :meth:`LabPart.settings` returns it."""
 
@@ -57,6 +60,10 @@ OPEN_CONTROLS = 3
 OPEN_CHARTS = 2
 """Charts a part shows open; the rest are one click away."""
 """A dependency on every control (for :func:`depends_on` / :func:`computed`)."""
+
+VIEW_STEPS = ("_draw", "_set_callouts", "_set_paper_callouts", "_show_math")
+"""Refresh steps that only draw (charts, callouts, the math peek), by name prefix: a
+headless part skips them; the results come from the other steps (``_show_numbers``)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _DEPS_ATTR = "__labkit_depends_on__"
@@ -228,7 +235,7 @@ def screen(controls: Mapping[str, ipw.ValueWidget], shown: Sequence[str],
     return box, charts
 
 
-class LabPart:
+class LabPart(PartViews):
     """One lab part. ``lab`` must provide ``track``, ``store`` and ``gate_explore``.
 
     Class attributes set by each lab: ``lab_id`` (answer-store namespace), ``titles`` and
@@ -271,59 +278,48 @@ class LabPart:
 
     def __init__(self, lab: LabLike) -> None:
         self.lab = lab
+        self.headless = bool(getattr(lab, "headless", False))
+        """A headless part (:mod:`labkit.core.headless`) builds no views: its charts are
+        :class:`~labkit.ui.Sink` s, its callouts and HTML boxes plain text holders, and its
+        model is computed once, when a reveal, a summary or the report first needs it."""
+        with lw.building(self.headless):
+            self._build(lab)
+
+    def _build(self, lab: LabLike) -> None:
         self.track: Track = lab.track
         self.title = self.titles[self.letter]
         self.controls: dict[str, ipw.ValueWidget] = {}
         self.figures: dict[str, bq.Figure] = {}
         self.callouts: dict[str, lw.Callout] = {}
-        self.results: dict[str, Any] = {}
+        self._results: dict[str, Any] = {}
+        self._stale = False
         self._computed: dict[str, tuple[tuple[object, ...], Any]] = {}
         self.last_steps: tuple[str, ...] = ()
-        self.readout = ipw.HTML()
-        self.readout.add_class("labkit-readout")
-        self.decision_line = ipw.HTML()
-        self.details = ipw.HTML()
-        self._reveal_html = ipw.HTML(value="")
-        self._reveal_html.add_class("labkit-reveal")
-        self.math = lw.MathPeek(f"Math peek: {self.title}")
+        self.readout = self._html_box("labkit-readout")
+        self.decision_line = self._html_box()
+        self.details = self._html_box()
+        self._reveal_html = self._html_box("labkit-reveal")
+        self._math: lw.MathPeek | lw.TextMath = (
+            lw.TextMath(f"Math peek: {self.title}") if self.headless
+            else lw.MathPeek(f"Math peek: {self.title}"))
         self._expected: str = ""
         self._init_context()
         self._setup()
-        tid = self.track.id
-        question, options = self._prediction_spec()
-        if self._expected not in [val for _, val in options]:
-            options.append((f"{self._expected} (computed by labkit)", self._expected))
-        self.predict = lw.Prediction(self.lab_id, answer_key(tid, self.letter, "prediction"),
-                                     question, options, lab.store, points=PREDICTION_POINTS,
-                                     check=self._self_check("prediction"))
-        self.reveal = self.predict.reveal_gate(
-            self._reveal_html, "Commit your prediction first: the comparison with the computed "
-                               "answer appears here.")
-        cq, copts, cexpected, cfeedback = self._checkpoint_spec()
-        self.checkpoint_expected = cexpected
-        feedback: dict[AnswerValue, str] = dict(cfeedback.items())
-        self.checkpoint = lw.Checkpoint(self.lab_id, answer_key(tid, self.letter, "checkpoint"),
-                                        cq, copts, lab.store, feedback=feedback,
-                                        points=CHECKPOINT_POINTS,
-                                        check=self._self_check("checkpoint answer"))
-        controls, charts = self._screen()
-        body = ipw.VBox([self.decision_line, controls, self.readout,
-                         *self.callouts.values(), charts, self.details,
-                         lw.KeyGuard(scope="controls")])
-        body.add_class("labkit-explore-body")
-        content: ipw.Widget = body
-        if lab.gate_explore:
-            content = self.predict.reveal_gate(
-                body, "Commit your prediction above to unlock the controls and charts.")
-        self.explore = ipw.VBox([content])
-        self.explore.add_class(f"labkit-explore-{self.letter}")
+        self._build_questions(lab)
+        self._reveal_view: ipw.Widget | None = None
+        self._explore_view: ipw.Widget | None = None
+        if not self.headless:
+            self._build_views(lab)
         self._control_names = {id(ctl): name for name, ctl in self.controls.items()}
         self._settings = SettingsStore.beside(lab.store)
         self._restore_settings()
         for ctl in self.controls.values():
             ctl.observe(self._on_change, names="value")
         self.predict.on_commit(lambda _entry: self._render_reveal())
-        self.update()
+        if self.headless:
+            self._stale = True  # computed on demand (:meth:`_ensure_model`)
+        else:
+            self.update()
 
     def open_controls(self) -> list[str]:
         """The names of the controls shown open (:attr:`primary` first, in order)."""
@@ -434,10 +430,14 @@ class LabPart:
         """Recompute everything from the current control values and redraw: every refresh
         step, with no shared value reused (construction and tests; controls run only the
         steps that depend on them)."""
+        self._stale = False
         self._computed.clear()
         self._run_steps(None)
 
-    def banner(self) -> ipw.HTML:
+    def banner(self) -> Any:
+        """The part's banner (headless: its title, as text)."""
+        if self.headless:
+            return lw.TextView(f"Part {self.letter}: {self.title}")
         tr = self.track
         return ipw.HTML(
             f"<div class='labkit-banner' style='border-left:6px solid #1f6fb2;padding:6px 12px;"
@@ -455,7 +455,8 @@ class LabPart:
     # -- internals -------------------------------------------------------------------------
     def _on_change(self, change: Mapping[str, Any]) -> None:
         name = self._control_names.get(id(change["owner"]))
-        self._run_steps(None if name is None else frozenset({name}))
+        if not self._stale:  # a headless part not computed yet computes on demand
+            self._run_steps(None if name is None else frozenset({name}))
         with contextlib.suppress(OSError):  # a read-only folder: the lab still works
             self._settings.put(self.lab_id, self._scope, self.settings())
 
@@ -478,6 +479,8 @@ class LabPart:
         s = self.settings()
         ran = []
         for step, deps in self.refresh_steps.items():
+            if self.headless and step.startswith(VIEW_STEPS):
+                continue  # nobody sees its charts, callouts or formulas
             if changed is None or ALL in deps or not deps.isdisjoint(changed):
                 getattr(self, step)(s)
                 ran.append(step)
@@ -495,6 +498,8 @@ class LabPart:
         return tuple(s.get(n) for n in inputs)
 
     def _render_reveal(self) -> None:
+        if self._stale:  # headless, not computed yet: rendered when it is
+            return
         value = self._reveal_body() if self.predict.committed else ""
         if value != self._reveal_html.value:
             self._reveal_html.value = value
@@ -549,14 +554,6 @@ def prediction_line(predict: lw.Prediction, expected: str) -> str:
         line += (f"; revised to <b>{lw.esc(predict.label_for(e.current))}</b> "
                  f"{verdict_mark(e.current, expected)}")
     return line
-
-
-class LabLike(Protocol):
-    """What a part needs from its lab (for type checkers only)."""
-
-    track: Track
-    store: AnswerStore
-    gate_explore: bool
 
 
 def _offers(ctl: ipw.ValueWidget, value: object) -> bool:

@@ -27,6 +27,7 @@ import ipywidgets as ipw
 from labkit import ui as lw
 from labkit.core.answers import AnswerStore, now_iso, record_ledger, write_json_atomic
 from labkit.core.format import fmt, plain_dict
+from labkit.core.headless import is_headless
 from labkit.labs.common import LabPart, answer_key, download_link, md_entry
 from labkit.labs.info import LabInfo
 from labkit.labs.parts import PARTS
@@ -51,17 +52,20 @@ class LabBase(Generic[P]):
     """One lab for one track. ``store`` defaults to ``AnswerStore()`` (labkit_answers.json).
 
     ``gate_explore`` (default True) keeps each part's controls and charts behind its
-    prediction, like the reveal; parts are built on first use and cached.
+    prediction, like the reveal; parts are built on first use and cached. ``headless``
+    (default: :func:`labkit.core.headless.is_headless`, decided from the environment the
+    kernel started with) builds no views: the same API, plain text where a view would be.
     """
 
     info: ClassVar[LabInfo]
 
     def __init__(self, track_id: str | Track, store: AnswerStore | None = None, *,
-                 gate_explore: bool = True) -> None:
+                 gate_explore: bool = True, headless: bool | None = None) -> None:
         self.track = get_track(track_id)
         self.track_id = self.track.id
         self.store = store if store is not None else AnswerStore()
         self.gate_explore = gate_explore
+        self.headless = is_headless() if headless is None else bool(headless)
         self._parts: dict[str, P] = {}
         self._synthesis: ipw.VBox | None = None
 
@@ -74,6 +78,7 @@ class LabBase(Generic[P]):
         raise NotImplementedError
 
     def part(self, letter: str) -> P:
+        """Part ``letter`` (built on first use, headless when the lab is)."""
         key = str(letter).upper()
         if key not in PARTS:
             raise ValueError(f"part must be one of {', '.join(PARTS)}; got {letter!r}")
@@ -107,8 +112,11 @@ class LabBase(Generic[P]):
         """HTML between the stakeholder's question and the objectives."""
         return ""
 
-    def header(self) -> ipw.HTML:
+    def header(self) -> ipw.HTML | lw.TextView:
+        """The lab's header (headless: its heading and track, as text)."""
         info, tr = self.info, self.track
+        if self.headless:
+            return lw.TextView(f"{info.heading}: {tr.label}")
         hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
         st = tr.stakeholder
         objs = "".join(f"<li>{lw.esc(o)}</li>" for o in info.objectives_for(tr))
@@ -211,15 +219,39 @@ class LabBase(Generic[P]):
         stem, dot, suffix = filename.rpartition(".")
         return f"{stem}_{self.track_id}{dot}{suffix}"
 
-    def synthesis(self, *, write: bool | None = None) -> ipw.VBox:
+    def _write_outputs(self, do_write: bool, autograde: bool) -> list[str]:
+        """Write the report files and record the ledger as :meth:`synthesis` says; what
+        was done, in words."""
+        info, notes = self.info, []
+        if do_write:
+            self.write_report(".", overwrite=not autograde)
+            notes.append(f"wrote {info.report_md} and {info.report_json}")
+            if not autograde:
+                record_ledger(info.id, self.track.id, self.ledger_choices())
+                notes.append("recorded your design in the ledger")
+        return notes
+
+    def _synthesis_text(self, write: bool | None) -> lw.TextView:
+        """A headless run's synthesis: the same files written, one line of text (no
+        figure: a grading kernel's outputs reach the student's feedback)."""
+        autograde = os.environ.get("NBGRADER_EXECUTION") == "autograde"
+        self.takeaways()  # computed, so a broken model fails here as with views
+        notes = self._write_outputs(write is not False, autograde)
+        done = f" ({'; '.join(notes)})" if notes else ""
+        return lw.TextView(f"Synthesis: {self.track.label}{done}; the takeaways and the memo "
+                           f"brief {lw.LIVE}.")
+
+    def synthesis(self, *, write: bool | None = None) -> ipw.VBox | lw.TextView:
         """Takeaways, memo prompt, report downloads; writes report files and the ledger.
 
         ``write`` None: write the report files to the working directory and record the
         design ledger, except under nbgrader autograde (``NBGRADER_EXECUTION=autograde``),
         where existing report files are kept (fresh widgets would overwrite the student's
         explored settings with defaults) and the ledger is not touched. True/False force
-        writing on or off.
+        writing on or off. Headless: the same files, the synthesis as text.
         """
+        if self.headless:
+            return self._synthesis_text(write)
         info, tr = self.info, self.track
         st = tr.stakeholder
         takeaways_html, links_html, status = ipw.HTML(), ipw.HTML(), ipw.HTML()
@@ -243,13 +275,7 @@ class LabBase(Generic[P]):
                 + download_link(json.dumps(data, indent=2, sort_keys=True),
                                  self._download_name(info.report_json), "application/json",
                                  "JSON snapshot") + "</div>")
-            notes = []
-            if do_write:
-                self.write_report(".", overwrite=not autograde)
-                notes.append(f"wrote {info.report_md} and {info.report_json}")
-                if not autograde:
-                    record_ledger(info.id, tr.id, self.ledger_choices())
-                    notes.append("recorded your design in the ledger")
+            notes = self._write_outputs(do_write, autograde)
             status.value = f"<span style='color:#5d6d7e'>{'; '.join(notes)}</span>"
 
         refresh.on_click(lambda _b: render(write is not False))

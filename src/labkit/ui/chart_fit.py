@@ -17,12 +17,18 @@ import contextlib
 import math
 import re
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import bqplot as bq
 import numpy as np
 
 from labkit.core.format import d3_format
+from labkit.ui.headless import LazyModule
 from labkit.ui.sync import update_marks
+
+if TYPE_CHECKING:
+    import bqplot as bq
+else:
+    bq = LazyModule("bqplot")  # imported on first use: never in a headless run
 
 FIG_MARGIN = {"top": 16, "bottom": 50, "left": 72, "right": 20}
 """Plot margins (px): no title or legend inside the SVG, so the top needs little room."""

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import bqplot as bq
 import ipywidgets as ipw
 import numpy as np
 
@@ -32,13 +32,22 @@ from labkit.ui.chart_fit import (
     ChartFit,
     plain_g,
 )
+from labkit.ui.headless import LazyModule, Sink, active
 from labkit.ui.html import PALETTE, SERIES, esc
 from labkit.ui.sync import update_marks
+
+if TYPE_CHECKING:
+    import bqplot as bq
+else:
+    bq = LazyModule("bqplot")  # imported on first use: never in a headless run
 
 
 def make_scale(kind: str = "linear", lo: float | None = None, hi: float | None = None,
                **kwargs: object) -> bq.Scale:
-    """A bqplot scale: ``linear`` | ``log`` | ``ordinal``, with an optional fixed domain."""
+    """A bqplot scale: ``linear`` | ``log`` | ``ordinal``, with an optional fixed domain
+    (a :class:`~labkit.ui.headless.Sink` in a headless build)."""
+    if active():
+        return Sink(min=lo, max=hi)
     if kind == "ordinal":
         return bq.OrdinalScale(**kwargs)
     cls = {"linear": bq.LinearScale, "log": bq.LogScale}[kind]
@@ -78,6 +87,8 @@ def figure(marks: Sequence[bq.Mark], x_scale: bq.Scale, y_scale: bq.Scale, *, x_
     if legend_location not in _ALIGN:
         raise ValueError(f"legend_location must be one of {sorted(_ALIGN)}; "
                          f"got {legend_location!r}")
+    if active():
+        return Sink(marks=list(marks))
     x_kw: dict[str, object] = {"tick_format": x_tick_format} if x_tick_format else {}
     if x_tick_values is not None:
         x_kw["tick_values"] = np.asarray(x_tick_values, dtype=float)
@@ -106,6 +117,8 @@ def line_mark(x: object, y: object, x_scale: bq.Scale, y_scale: bq.Scale, *,
               line_style: str = "solid", stroke_width: float = 2.5,
               legend: bool = False, **kwargs: object) -> bq.Lines:
     """Lines (one curve, or several when ``y`` is 2-D)."""
+    if active():
+        return Sink()
     return bq.Lines(x=x, y=y, scales={"x": x_scale, "y": y_scale}, colors=list(colors),
                     labels=list(labels or []), line_style=line_style,
                     stroke_width=stroke_width, display_legend=legend, **kwargs)
@@ -115,6 +128,8 @@ def bar_mark(x: object, y: object, x_scale: bq.Scale, y_scale: bq.Scale, *,
              colors: Sequence[str] = SERIES, labels: Sequence[str] | None = None,
              kind: str = "stacked", legend: bool = False, **kwargs: object) -> bq.Bars:
     """Bars; a 2-D ``y`` (series x categories) is stacked or grouped (``kind``)."""
+    if active():
+        return Sink()
     return bq.Bars(x=x, y=y, scales={"x": x_scale, "y": y_scale}, colors=list(colors),
                    labels=list(labels or []), type=kind, display_legend=legend,
                    padding=0.25, **kwargs)
@@ -122,6 +137,8 @@ def bar_mark(x: object, y: object, x_scale: bq.Scale, y_scale: bq.Scale, *,
 
 def scatter_mark(x: object, y: object, x_scale: bq.Scale, y_scale: bq.Scale, *,
                  color: str = PALETTE["red"], size: int = 80, **kwargs: object) -> bq.Scatter:
+    if active():
+        return Sink()
     return bq.Scatter(x=x, y=y, scales={"x": x_scale, "y": y_scale}, colors=[color],
                       default_size=size, **kwargs)
 
@@ -130,6 +147,8 @@ def vline_mark(x: float, x_scale: bq.Scale, *, color: str = PALETTE["red"],
                line_style: str = "dashed", label: str | None = None,
                legend: bool = False) -> bq.Lines:
     """A vertical marker line at ``x`` spanning the full plot height (own 0..1 y scale)."""
+    if active():
+        return Sink()
     unit = bq.LinearScale(min=0.0, max=1.0)
     return bq.Lines(x=[float(x), float(x)], y=[0.0, 1.0], scales={"x": x_scale, "y": unit},
                     colors=[color], line_style=line_style, stroke_width=2,
@@ -139,6 +158,8 @@ def vline_mark(x: float, x_scale: bq.Scale, *, color: str = PALETTE["red"],
 def vlines_mark(xs: Sequence[float], x_scale: bq.Scale, *, color: str = PALETTE["light"],
                 line_style: str = "dotted") -> bq.Lines:
     """Several fixed vertical rules (e.g. bucket boundaries) in one mark."""
+    if active():
+        return Sink()
     unit = bq.LinearScale(min=0.0, max=1.0)
     xv = np.asarray([[float(x), float(x)] for x in xs])
     yv = np.tile([0.0, 1.0], (len(xs), 1))
@@ -150,10 +171,19 @@ def hline_mark(y: float, y_scale: bq.Scale, *, color: str = PALETTE["red"],
                line_style: str = "dashed", label: str | None = None,
                legend: bool = False) -> bq.Lines:
     """A horizontal rule at ``y`` spanning the full plot width (own 0..1 x scale)."""
+    if active():
+        return Sink()
     unit = bq.LinearScale(min=0.0, max=1.0)
     return bq.Lines(x=[0.0, 1.0], y=[float(y), float(y)], scales={"x": unit, "y": y_scale},
                     colors=[color], line_style=line_style, stroke_width=2,
                     labels=[label] if label else [], display_legend=legend)
+
+
+def tooltip(fields: Sequence[str], labels: Sequence[str]) -> bq.Tooltip:
+    """A mark's tooltip (a :class:`~labkit.ui.headless.Sink` in a headless build)."""
+    if active():
+        return Sink()
+    return bq.Tooltip(fields=list(fields), labels=list(labels))
 
 
 def set_vline(mark: bq.Lines, x: float | None) -> None:

@@ -11,8 +11,11 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import ipywidgets as ipw
+
+from labkit.ui.headless import TextCallout, active
 
 PALETTE = {
     "blue": "#1f6fb2", "orange": "#d9822b", "green": "#2e8b57", "red": "#c0392b",
@@ -52,6 +55,15 @@ class Callout(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no 
     """
 
     value: str
+
+    def __new__(cls, kind: str = "info", **kwargs: object) -> Any:
+        """A :class:`~labkit.ui.headless.TextCallout` (no widget) in a headless build."""
+        if active():
+            if kind not in _CALLOUT_STYLE:
+                raise ValueError(f"kind must be one of {', '.join(CALLOUT_KINDS)}; "
+                                 f"got {kind!r}")
+            return TextCallout(kind)
+        return super().__new__(cls, kind, **kwargs)
 
     def __init__(self, kind: str = "info", **kwargs: object) -> None:
         if kind not in _CALLOUT_STYLE:

@@ -27,6 +27,7 @@ import ipywidgets as ipw
 from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
 from labkit.core.keys import CHECKPOINT_RULE
 from labkit.ui.controls import DESC_STYLE
+from labkit.ui.headless import LIVE, Sink, TextBox, TextChoice, TextView, active, plain_text
 from labkit.ui.html import TEXT, RevealGate, esc
 from labkit.ui.keyguard import QUESTION_CLASS, KeyGuard
 
@@ -85,6 +86,14 @@ class Question:
     kind_label = "Question"
     commit_label = "Commit"
     graded_right = False  # the point is for committing (a checkpoint's: for the right answer)
+    # widgets, or a headless build's stand-ins (:meth:`_build_text`)
+    choice: Any
+    commit_button: Any
+    revise_button: Any
+    status: Any
+    feedback_html: Any
+    credit_html: Any
+    check_html: Any
 
     def __init__(self, lab: str, key: str, question: str, options: Options | None = None,
                  store: AnswerStore | None = None, *,
@@ -111,54 +120,51 @@ class Question:
             self.choices: list[tuple[str, AnswerValue]] | None = None
             self.options: list[AnswerValue] | None = None
             self.bounds: tuple[float, float] | None = (lo, hi)
-            self.choice: ipw.ValueWidget = ipw.BoundedFloatText(
-                value=lo, min=lo, max=hi, step=step or (hi - lo) / 100,
-                description=unit, style=DESC_STYLE)
         else:
             opts = [(o, o) if isinstance(o, str) else (str(o[0]), o[1]) for o in options]
             if len(opts) < 2 or len({v for _, v in opts}) != len(opts):
                 raise ValueError("options must hold at least two distinct choices")
             self.choices, self.bounds = opts, None
             self.options = [v for _, v in opts]
-            self.choice = ipw.RadioButtons(options=opts, value=None, layout=_WIDE)
-        self.commit_button = ipw.Button(description=self.commit_label, button_style="primary",
-                                      icon="lock", disabled=self.options is not None,
-                                      layout=ipw.Layout(width="auto"))
-        self.revise_button = ipw.Button(description="Revise", icon="pencil",
-                                      layout=ipw.Layout(display="none"))
-        self.status = ipw.HTML()
-        self.status.add_class("labkit-status")
-        self.feedback_html = ipw.HTML()
-        credit = esc(credit_text(points, self.graded_right))
-        self.credit_html = ipw.HTML(f"<div class='labkit-credit' style='color:{_GREY};"
-                                    f"font-size:0.85em'>{credit}</div>")
-        self.check_html = ipw.HTML()
-        self.commit_button.on_click(lambda _b: self.commit())
-        self.revise_button.on_click(lambda _b: self.revise())
+        self.widget: ipw.Widget | None = None
+        if active():
+            self._build_text()
+        else:
+            _build_widgets(self, step)
         self.choice.observe(self._on_choice, names="value")
-        self.widget = ipw.VBox([
-            ipw.HTML(f"<div style='font-weight:600;margin-top:6px'>{esc(self.kind_label)}: "
-                   f"{question}</div>"),
-            self.choice,
-            ipw.HBox([self.commit_button, self.revise_button]),
-            self.status, self.check_html, self.feedback_html, self.credit_html, KeyGuard(),
-        ], layout=ipw.Layout(border="1px solid #d5d8dc", padding="6px 10px", margin="6px 0"))
-        self.widget.add_class(f"labkit-{self.kind_label.lower()}")
-        self.widget.add_class(QUESTION_CLASS)
         existing = self.store.get(lab, key)
         if existing is not None:
             self._apply(existing, notify=False)
         else:
             self._render_status()
 
+    def _build_text(self) -> None:
+        """A headless build's stand-ins (:mod:`labkit.ui.headless`): the same commit,
+        lock, revise and restore, no widget; the question shows as text."""
+        self.choice = TextChoice(None if self.bounds is None else self.bounds[0])
+        self.commit_button, self.revise_button = Sink(), Sink()
+        self.status, self.feedback_html = TextBox(), TextBox()
+        self.credit_html, self.check_html = TextBox(), TextBox()
+
     # -- display ---------------------------------------------------------------------------
+    def text(self) -> str:
+        """Whether the question is answered, and its self-check, in words (no option: a
+        grading kernel's outputs reach the student's feedback)."""
+        state = ("not committed yet" if self._entry is None else
+                 "unlocked to revise" if self._revising else "committed (locked)")
+        return "\n".join(t for t in (f"{self.kind_label}: {state}; the question {LIVE}.",
+                                     plain_text(self.check_html.value)) if t)
+
     def _repr_mimebundle_(self, **kwargs: object) -> object:
+        if self.widget is None:
+            return {"text/plain": self.text()}
         return self.widget._repr_mimebundle_(**kwargs)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        display(self.widget)  # type: ignore[no-untyped-call, unused-ignore]  # IPython
+        shown = self.widget if self.widget is not None else TextView(self.text())
+        display(shown)  # type: ignore[no-untyped-call, unused-ignore]  # IPython
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.lab!r}, {self.key!r}, committed="
@@ -356,6 +362,40 @@ class Question:
                              f"<span style='color:{_GREY}'>({esc(e.first_at)})</span></div>")
         fb = self.feedback.get(e.current)
         self.feedback_html.value = f"<div style='margin-top:4px'>{fb}</div>" if fb else ""
+
+
+def _build_widgets(q: Question, step: float | None) -> None:
+    """``q``'s widgets: the choice, commit and revise, status and check lines."""
+    if q.bounds is not None:
+        lo, hi = q.bounds
+        q.choice = ipw.BoundedFloatText(
+            value=lo, min=lo, max=hi, step=step or (hi - lo) / 100,
+            description=q.unit, style=DESC_STYLE)
+    else:
+        q.choice = ipw.RadioButtons(options=q.choices, value=None, layout=_WIDE)
+    q.commit_button = ipw.Button(
+        description=q.commit_label, button_style="primary", icon="lock",
+        disabled=q.options is not None, layout=ipw.Layout(width="auto"))
+    q.revise_button = ipw.Button(description="Revise", icon="pencil",
+                                 layout=ipw.Layout(display="none"))
+    q.status = ipw.HTML()
+    q.status.add_class("labkit-status")
+    q.feedback_html = ipw.HTML()
+    credit = esc(credit_text(q.points, q.graded_right))
+    q.credit_html = ipw.HTML(f"<div class='labkit-credit' style='color:{_GREY};"
+                             f"font-size:0.85em'>{credit}</div>")
+    q.check_html = ipw.HTML()
+    q.commit_button.on_click(lambda _b: q.commit())
+    q.revise_button.on_click(lambda _b: q.revise())
+    q.widget = ipw.VBox([
+        ipw.HTML(f"<div style='font-weight:600;margin-top:6px'>{esc(q.kind_label)}: "
+                 f"{q.question}</div>"),
+        q.choice,
+        ipw.HBox([q.commit_button, q.revise_button]),
+        q.status, q.check_html, q.feedback_html, q.credit_html, KeyGuard(),
+    ], layout=ipw.Layout(border="1px solid #d5d8dc", padding="6px 10px", margin="6px 0"))
+    q.widget.add_class(f"labkit-{q.kind_label.lower()}")
+    q.widget.add_class(QUESTION_CLASS)
 
 
 class Prediction(Question):

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 import ipywidgets as ipw
 import numpy as np
 
+from labkit.ui.headless import Sink
+
 
 def _differs(old: object, new: object) -> bool:
     if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
@@ -25,9 +27,11 @@ def update_marks(updates: Mapping[ipw.Widget, Mapping[str, object]] |
                  Iterable[tuple[ipw.Widget, Mapping[str, object]]]) -> None:
     """Set traits of several marks/scales/widgets in one ``hold_sync()`` block each.
 
-    Unchanged values are skipped, so a callback pays only for what really moved.
+    Unchanged values are skipped, so a callback pays only for what really moved; a
+    headless build's :class:`~labkit.ui.headless.Sink` is skipped whole.
     """
-    items = updates.items() if isinstance(updates, Mapping) else updates
+    items = [(w, t) for w, t in (updates.items() if isinstance(updates, Mapping) else updates)
+             if not isinstance(w, Sink)]
     pending = [(w, {k: v for k, v in t.items() if _differs(getattr(w, k), v)})
                for w, t in items]
     pending = [(w, t) for w, t in pending if t]

@@ -44,8 +44,8 @@ class Lab(LabBase[Part]):
     info = INFO
 
     def __init__(self, track_id: str | Track, store: AnswerStore | None = None, *,
-                 gate_explore: bool = True) -> None:
-        super().__init__(track_id, store, gate_explore=gate_explore)
+                 gate_explore: bool = True, headless: bool | None = None) -> None:
+        super().__init__(track_id, store, gate_explore=gate_explore, headless=headless)
         self.scenario = scenario(self.track)
 
     def _part_class(self, letter: str) -> type[Part]:

@@ -18,14 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
-import bqplot as bq
 import numpy as np
 
 from labkit import ui as lw
 from labkit.core.format import counted, fmt, fmt_count, fmt_pct, percentile_name
 from labkit.labs.common import html_table
+
+if TYPE_CHECKING:
+    import bqplot as bq
 from labkit.plans.measured import (
     CalibrationRow,
     calibration_row,
@@ -46,7 +48,7 @@ _BATCHING = {
     "static": "one fixed batch timed end to end (its prefill spread over the steps)",
     "concurrent": "a closed loop of B requests (their prefills interleave)",
 }
-Updates = dict[bq.Mark, dict[str, object]]  # mark -> traits, for lw.update_marks
+Updates: TypeAlias = "dict[bq.Mark, dict[str, object]]"  # mark -> traits, for update_marks
 HEADERS = ("case", "system", "model and configuration", "batch", "measured (ms)",
            "peak (ms)", "achievable (ms)", "measured / achievable", "source")
 
@@ -176,7 +178,7 @@ class MeasuredPoints:
                 [], [], x_scale, y_scale, color=color, size=70, marker="square",
                 labels=[label], display_legend=True, visible=False, names=[],
                 display_names=False, stroke="white",
-                tooltip=bq.Tooltip(fields=["name", "x", "y"], labels=["case", *self.tooltip]))
+                tooltip=lw.tooltip(["name", "x", "y"], ["case", *self.tooltip]))
         if self.marks:
             fig.marks = [*fig.marks, *self.marks.values()]
         return self

@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import bqplot as bq
 import numpy as np
 
 from labkit import ui as lw
 from labkit.core.format import fmt_count
+
+if TYPE_CHECKING:
+    import bqplot as bq
 from labkit.plans.roofline import GAIN_FROM_BATCH, DecodeRoofline
 
 TERMS = ("weight fetch", "compute", "KV read", "overhead")
