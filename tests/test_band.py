@@ -159,3 +159,16 @@ def test_issue_25_band_coverage_of_held_out_families(coverage):
     """A family held out lands inside the band the other families build for at least 85%
     of the cases (90.2% at this commit; the nominal 90% band, 5th-95th, held 84.3%)."""
     assert coverage.share >= 0.85, [r.id for r in coverage.rows if not r.inside]
+
+
+def test_a_class_of_too_few_families_borrows_every_class_s_band():
+    """Keep two phone families: the phone band pools every class's held-out ratios (and
+    says so); the MCU band, of nine families, stays its own."""
+    keep = {"executorch-docs", "xiongjiedai-gpu-benchmarks"}
+    cut = [m for m in MEASUREMENTS if device_class_of(m.hardware).id != "phone"
+           or m.source_family in keep]
+    phone = bd.band_of("phone", measurements=cut)
+    ratios = bd.held_out_ratios(cut)
+    assert phone.scope == "all classes" and phone.cases == len(ratios) == len(cut)
+    assert phone.families == len({m.source_family for m in cut})
+    assert bd.band_of("mcu", measurements=cut).scope == "class"

@@ -207,3 +207,20 @@ def test_results_and_reveal_record_where_real_systems_sit(track, tmp_path, monke
         top = sorted(terms, key=lambda t: -t.added_step_s)[:2]
         assert [label for label, _ in r["largest_derating_terms"]] == [t.label for t in top]
         assert all(t.label in reveal for t in top)
+
+
+@pytest.mark.parametrize("scope", ["class", "all classes"])
+def test_the_band_sentence_says_whose_band_it_is(scope, monkeypatch):
+    """A class's own band names its class; a pooled one (a class of too few families)
+    says it is every class's, and why; both state the percentiles, counts and coverage."""
+    from labkit.labs.accelerators import measured_points as mp
+    from labkit.registries.bands import ClassBand
+
+    b = ClassBand("phone", 0.71, 1.74, (0.025, 0.975), 25, 8, 0.96, scope)
+    monkeypatch.setattr(mp, "class_band", lambda hw: b)
+    said = mp.band_text(get_hardware("a17-pro"))
+    assert "0.71-1.74x achievable" in said and "2.5th to 97.5th percentile" in said
+    assert "25 cases from 8 source families" in said and "held 96%" in said
+    pooled = "every device class" in said and "too few source families" in said
+    assert pooled == (scope == "all classes")
+    assert ("published phone/laptop SoC systems run" in said) == (scope == "class")
