@@ -8,17 +8,22 @@ from typing import Any
 
 import pytest
 
+from labkit.physics.derating import device_class_of
 from labkit.registries.hardware import HARDWARE
 from labkit.registries.measurements import (
     MEASUREMENTS,
     Measurement,
-    device_class,
     load_measurements,
     parse_measurements,
 )
 from labkit.registries.models import MODELS
 
 CLASSES = {"datacenter", "phone", "automotive", "mcu"}
+
+
+def device_class(m: Measurement) -> str:
+    """The case's device class: one table of kinds, physics.derating.DEVICE_CLASSES."""
+    return device_class_of(m.hardware).id
 
 
 def test_the_set_spans_every_device_class():

@@ -55,9 +55,9 @@ def test_fitting_recovers_known_kernel_and_core_multipliers():
                                  * c.get(get_hardware(m.hardware).core or "", 1.0))
              for m in MCU]
     t = sk.fit_class_terms("mcu", exact, lambda m: predict(m, line))
-    for key, want in k.items():
-        if ("mcu", key) in t.kernels:
-            assert t.kernels[("mcu", key)].scale == pytest.approx(want, rel=1e-9), key
+    assert set(t.kernels) == {("mcu", key) for key in k if key != "mvp-accelerator"}
+    for (_, key), term in t.kernels.items():
+        assert term.scale == pytest.approx(k[key], rel=1e-9), key
     for key, want in c.items():
         assert t.cores[("mcu", key)].scale == pytest.approx(want, rel=1e-9), key
     assert ("mcu", "mvp-accelerator") not in t.kernels          # one case: not fitted

@@ -22,16 +22,12 @@ from dataclasses import dataclass, fields
 from importlib import resources
 from typing import Any
 
-from labkit.registries.hardware import HARDWARE, get_hardware
+from labkit.registries.hardware import HARDWARE
 from labkit.registries.models import MODELS
 from labkit.registries.stacks import STACKS
 
 WORKLOAD_METRIC: Mapping[str, str] = {"decode": "step_s", "cnn": "inference_s"}
 BITS = (4, 8, 16, 32)
-DEVICE_CLASSES: Mapping[str, str] = {
-    "datacenter-gpu": "datacenter", "tpu": "datacenter", "phone-soc": "phone",
-    "laptop-soc": "phone", "auto-soc": "automotive", "mcu": "mcu",
-}
 _DATA = "measurements.toml"
 
 
@@ -186,14 +182,6 @@ def load_measurements(text: str | None = None) -> tuple[Measurement, ...]:
     if not isinstance(entries, list):
         raise ValueError("measurements: the file has no [[measurement]] tables")
     return parse_measurements(entries)
-
-
-def device_class(m: Measurement) -> str:
-    """The device class of a case from its hardware's kind: datacenter, phone, automotive, mcu."""
-    kind = get_hardware(m.hardware).kind
-    if kind not in DEVICE_CLASSES:
-        raise ValueError(f"measurement {m.id!r}: hardware kind {kind!r} has no device class")
-    return DEVICE_CLASSES[kind]
 
 
 MEASUREMENTS: tuple[Measurement, ...] = load_measurements()
