@@ -125,6 +125,22 @@ def test_the_shipped_band_snapshot_is_the_computation(coverage):
         assert shipped.coverage == pytest.approx(coverage.class_share[cls], rel=1e-12), cls
 
 
+def test_the_shipped_kernel_library_bands_are_the_computation(coverage):
+    """Each kernel library whose cases pin a band of their own ships it (the datacenter's
+    libraries do not: too few families each), with its own cases' coverage."""
+    from labkit.registries.bands import KERNEL_BANDS
+
+    computed = bd.kernel_bands()
+    assert set(KERNEL_BANDS) == set(computed) and ("mcu", "graph-compiler") in computed
+    for (cls, k), shipped in KERNEL_BANDS.items():
+        b = computed[(cls, k)]
+        assert b.scope == shipped.scope == "stack" and shipped.kernels == k
+        assert (shipped.low, shipped.high) == pytest.approx((b.low, b.high), rel=1e-12)
+        assert b.cases >= bd.MIN_STACK_CASES and b.families >= bd.MIN_STACK_FAMILIES
+        assert shipped.coverage == pytest.approx(coverage.kernel_share(cls, k), rel=1e-12)
+    assert not any(c == "datacenter" for c, _ in KERNEL_BANDS)
+
+
 def test_a_bad_band_file_names_the_class_and_field():
     from labkit.registries.bands import load_bands
 
@@ -133,6 +149,10 @@ def test_a_bad_band_file_names_the_class_and_field():
     with pytest.raises(ValueError, match=r"band 'mcu'.*low <= high"):
         load_bands('[[band]]\ndevice_class = "mcu"\nlow = 2.0\nhigh = 1.0\n'
                    'quantiles = [0.05, 0.95]\ncases = 3\nfamilies = 2\ncoverage = 0.5\n')
+    with pytest.raises(ValueError, match=r"band 'mcu'.*kernels named"):
+        load_bands('[[band]]\ndevice_class = "mcu"\nlow = 1.0\nhigh = 2.0\n'
+                   'quantiles = [0.05, 0.95]\ncases = 3\nfamilies = 2\ncoverage = 0.5\n'
+                   'scope = "stack"\n')
 
 
 @pytest.mark.parametrize("track", ["cloud_fleet", "iphone", "oura_ring", "robotaxi"])

@@ -22,6 +22,7 @@ from labkit.physics.derating import device_class_of
 from labkit.physics.phases import cnn_inference_time
 from labkit.registries.hardware import get_hardware
 from labkit.registries.measurements import MEASUREMENTS
+from labkit.registries.stacks import get_stack
 from labkit.tracks import TRACKS
 
 CHART = {"decode": "batch", "cnn": "roofline"}  # the figure a part's points go on
@@ -88,10 +89,11 @@ def _check_points_and_table(part, expected) -> None:
             r = cnn_inference_time(m.hardware, m.model, m.weight_bits, m.batch, "peak")
             assert (x, y) == pytest.approx((float(r.flops / r.bytes_moved),
                                             float(r.flops) / m.value))
-        assert row[1] == m.system and row[3] == f"{m.batch:,}" and row[8] == m.source
-        assert row[4:7] == [_ms(cal.measured_s), _ms(cal.peak_s), _ms(cal.achievable_s)]
+        assert row[1] == m.system and row[2] == get_stack(m.stack).label
+        assert row[4] == f"{m.batch:,}" and row[9] == m.source
+        assert row[5:8] == [_ms(cal.measured_s), _ms(cal.peak_s), _ms(cal.achievable_s)]
         assert cal.measured_s == m.value
-        assert row[7] == f"{cal.ratio:.2f}" == f"{cal.measured_s / cal.achievable_s:.2f}"
+        assert row[8] == f"{cal.ratio:.2f}" == f"{cal.measured_s / cal.achievable_s:.2f}"
 
 
 def _check_no_point(part, hw) -> None:
@@ -209,18 +211,25 @@ def test_results_and_reveal_record_where_real_systems_sit(track, tmp_path, monke
         assert all(t.label in reveal for t in top)
 
 
-@pytest.mark.parametrize("scope", ["class", "all classes"])
-def test_the_band_sentence_says_whose_band_it_is(scope, monkeypatch):
-    """A class's own band names its class; a pooled one (a class of too few families)
-    says it is every class's, and why; both state the percentiles, counts and coverage."""
-    from labkit.labs.accelerators import measured_points as mp
+@pytest.mark.parametrize("scope", ["stack", "class", "all classes"])
+def test_the_band_sentence_says_whose_band_it_is(scope):
+    """A kernel library's own band names its kernels, a class's its class; a pooled one
+    (a class of too few families) says it is every class's, and why; each states the
+    percentiles, counts and coverage."""
+    import dataclasses
+
+    from labkit.labs.accelerators.stack_text import band_text
+    from labkit.plans.stacks import stack_choices
     from labkit.registries.bands import ClassBand
 
-    b = ClassBand("phone", 0.71, 1.74, (0.025, 0.975), 25, 8, 0.96, scope)
-    monkeypatch.setattr(mp, "class_band", lambda hw: b)
-    said = mp.band_text(get_hardware("a17-pro"))
+    b = ClassBand("phone", 0.71, 1.74, (0.025, 0.975), 25, 8, 0.96, scope,
+                  "llama.cpp" if scope == "stack" else None)
+    choice = next(c for c in stack_choices(get_hardware("a17-pro"), "decode")
+                  if c.kernels == "llama.cpp")
+    said = band_text(dataclasses.replace(choice, band=b), "phone/laptop SoC")
     assert "0.71-1.74x achievable" in said and "2.5th to 97.5th percentile" in said
     assert "25 cases from 8 source families" in said and "held 96%" in said
     pooled = "every device class" in said and "too few source families" in said
     assert pooled == (scope == "all classes")
     assert ("published phone/laptop SoC systems run" in said) == (scope == "class")
+    assert ("on llama.cpp kernels run" in said) == (scope == "stack")

@@ -14,6 +14,8 @@ from labkit.physics import roofline as rf
 from labkit.physics.kvcache import kv_bytes_per_token
 from labkit.physics.phases import cnn_inference_time
 from labkit.plans import roofline as pr
+from labkit.plans import roofline_sweeps as ps
+from labkit.plans.equations import _combine
 from labkit.plans.roofline import FIT_BASIS
 from labkit.registries.hardware import get_hardware
 from labkit.registries.models import get_model
@@ -77,7 +79,7 @@ def test_a_point_is_one_model_of_the_step(track, batch, ctx, mode):
     assert v.doubling_saving == pytest.approx(float(rf.doubling_saving(
         v.hw, v.model, batch, ctx, v.weight_bits, v.kv_bits, v.tp, mode)))
     for eq in v.equations.values():  # every printed result is its terms' own
-        assert eq.result == pytest.approx(pr._combine(eq.op, eq.terms), rel=1e-12)
+        assert eq.result == pytest.approx(_combine(eq.op, eq.terms), rel=1e-12)
     assert v.equations["b_star"].result == pytest.approx(v.balance.b_star, rel=1e-12)
     assert v.equations["l_star"].result == pytest.approx(v.balance.l_star, rel=1e-12)
     # one KV bytes per token: the physics' own, and the one the L* equation divides by
@@ -131,7 +133,7 @@ def test_the_gain_sweep_agrees_with_the_point(track):
     tr = TRACKS[track]
     hw, m = get_hardware(tr.hardware_id), get_model(tr.model_id)
     grid = np.round(np.geomspace(256, m.max_context, 9))
-    gain, to = pr.gain_sweep(hw, m, grid, tr.weight_bits, tr.kv_bits,
+    gain, to = ps.gain_sweep(hw, m, grid, tr.weight_bits, tr.kv_bits,
                              tr.devices_per_replica, "peak", OPTIONS, False)
     for i, ctx in enumerate(grid):
         v = _view(track, context_tokens=int(ctx))
@@ -149,9 +151,9 @@ def test_the_paper_pe_is_analytic():
     v = pr.decode_view(hw, m, batch=1, context_tokens=8192, weight_bits=16, kv_bits=16,
                        tp=1, mode="peak", paper=True, batch_options=OPTIONS)
     assert v.over_memory and v.gain.analytic and "analytic" in v.gain.label
-    ex = pr.paper_example()
+    ex = ps.paper_example()
     assert ex.b_star == pytest.approx(31.25) and ex.mode == "peak"
-    assert pr.paper_pair(hw, m, 8192, 16, 16, 1, "peak") == pytest.approx(
+    assert ps.paper_pair(hw, m, 8192, 16, 16, 1, "peak") == pytest.approx(
         ex.per_token_s[pr.PAPER_SHORT_CONTEXT])
 
 

@@ -39,7 +39,6 @@ MIN_STACK_FAMILIES = 3
 MIN_CLASS_FAMILIES = 4
 """Source families a class's own band needs; with fewer, the band pools every class's
 held-out ratios (a spread seen on three publishers is not yet the class's spread)."""
-SCOPES = ("stack", "class", "all classes")
 
 
 @dataclass(frozen=True)
@@ -122,6 +121,21 @@ def band_of(device_class: str, stack: str | None = None,
     return _band(device_class, measurements, held_out_ratios(measurements), stack)
 
 
+def kernel_bands(measurements: Sequence[Measurement] = MEASUREMENTS
+                 ) -> dict[tuple[str, str], Band]:
+    """Every kernel library's own band, by (device class, kernel library): those whose
+    cases pin one (:data:`MIN_STACK_CASES` from :data:`MIN_STACK_FAMILIES` families)."""
+    ratios = held_out_ratios(measurements)
+    out: dict[tuple[str, str], Band] = {}
+    for m in measurements:
+        key = (_class(m), get_stack(m.stack).kernels)
+        if key not in out:
+            b = _band(key[0], measurements, ratios, m.stack)
+            if b.scope == "stack":
+                out[key] = b
+    return dict(sorted(out.items()))
+
+
 def band_for(hardware: str | Hardware, stack: str | None = None) -> Band:
     """The band of the hardware's device class (and ``stack``), over every case."""
     return band_of(device_class_of(hardware).id, stack)
@@ -154,6 +168,13 @@ class Coverage:
     share: float
     class_share: Mapping[str, float]
     unvalidated: tuple[str, ...]
+
+    def kernel_share(self, device_class: str, kernels: str) -> float:
+        """The share of ``kernels``' cases in ``device_class`` inside the band built
+        without their own family (NaN when none was checked)."""
+        mine = [r.inside for r in self.rows if r.device_class == device_class
+                and get_stack(r.stack).kernels == kernels]
+        return sum(mine) / len(mine) if mine else float("nan")
 
 
 def _family_rows(device_class: str, measurements: Sequence[Measurement], family: str,

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from labkit.physics.derating import Derating
 from labkit.physics.phases import CnnRoofline as CnnRoofline
 from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
-from labkit.physics.roofline import MODES, get_mode
+from labkit.physics.roofline import MODES
+from labkit.plans.stacks import NO_STACK, StackChoice, roof, stack_choice
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 
@@ -46,46 +48,66 @@ class CnnView:
     regime: str
     cuda_cores: bool  # the engine kept the CUDA-core (FP32) kernels
     tail: bool  # the pass charges each fused layer's tile tail
+    achievable_s: float = float("nan")  # the pass at achievable on the stack, s
+    stack: StackChoice | None = None  # the stack achievable runs, its term and band
+
+    @property
+    def band_s(self) -> tuple[float, float] | None:
+        """(fastest, slowest) pass real systems on the stack take where achievable says
+        ``achievable_s``, s (None: no band for the device's class)."""
+        if self.stack is None or self.stack.band is None:
+            return None
+        return self.achievable_s * self.stack.band.low, self.achievable_s * self.stack.band.high
+
+    @property
+    def band_flops(self) -> tuple[float, float] | None:
+        """The band as FLOP/s achieved (the pass's FLOP over the slowest, the fastest)."""
+        b = self.band_s
+        f = float(self.pass_.flops)
+        return None if b is None else (f / b[1], f / b[0])
 
 
-def _cnn_rates(hw: Hardware, weight_bits: int, mode: str) -> tuple[str, float, float]:
-    """(precision, C FLOP/s, BW B/s) of a CNN pass at ``weight_bits`` in ``mode``."""
-    d = get_mode(mode, hw, "cnn")
+def _cnn_rates(hw: Hardware, weight_bits: int, d: Derating) -> tuple[str, float, float]:
+    """(precision, C FLOP/s, BW B/s) of a CNN pass at ``weight_bits`` under ``d``."""
     prec = cnn_compute_precision(hw, weight_bits)
     return (prec, hw.flops(prec) * d.cnn_flop_efficiency(prec),
             hw.memory_bandwidth * d.bandwidth_efficiency)
 
 
-def cnn_view(hw: Hardware, m: Model, weight_bits: int, batch: int, mode: str) -> CnnView:
-    """One pass and every number Part A (CNN) quotes about it."""
-    r = cnn_inference_time(hw, m, weight_bits, batch, mode)
-    prec, c, bw = _cnn_rates(hw, weight_bits, mode)
+def cnn_view(hw: Hardware, m: Model, weight_bits: int, batch: int, mode: str,
+             stack: str = NO_STACK) -> CnnView:
+    """One pass and every number Part A (CNN) quotes about it (achievable on ``stack``)."""
+    ds = {md: roof(md, hw, "cnn", stack) for md in MODES}
+    d = ds[mode]
+    r = cnn_inference_time(hw, m, weight_bits, batch, d)
+    prec, c, bw = _cnn_rates(hw, weight_bits, d)
     ai = float(r.flops / r.bytes_moved)
-    other = {md: float(cnn_inference_time(hw, m, weight_bits, batch, md).latency_s)
+    other = {md: float(cnn_inference_time(hw, m, weight_bits, batch, ds[md]).latency_s)
              for md in MODES}
-    d = get_mode(mode, hw, "cnn")
     return CnnView(mode, int(weight_bits), int(batch), r, prec, ai, c / bw, c, bw,
                    min(c, ai * bw), float(r.flops) / float(r.latency_s),
                    other["achievable"] / other["peak"],
                    hw.flops("fp32") * d.cnn_flop_efficiency("fp32"), d.layer_tail_flop,
                    m.kernel_layers, float(r.latency_s), str(r.regime), bool(r.cuda_cores),
-                   float(r.tail_flops) > 0)
+                   float(r.tail_flops) > 0, other["achievable"],
+                   stack_choice(hw, "cnn", stack))
 
 
 def cnn_roofs(hw: Hardware, precisions: Sequence[str], ai_grid: np.ndarray,
-              mode: str) -> np.ndarray:
+              mode: str, stack: str = NO_STACK) -> np.ndarray:
     """Attainable FLOP/s along ``ai_grid`` for each precision's roof in ``mode``."""
-    d = get_mode(mode, hw, "cnn")
+    d = roof(mode, hw, "cnn", stack)
     bw = hw.memory_bandwidth * d.bandwidth_efficiency
     return np.vstack([np.minimum(hw.peak_flops[p] * d.cnn_flop_efficiency(p), ai_grid * bw)
                       for p in precisions])
 
 
 def cnn_intensity(hw: Hardware, m: Model, weight_bits: int, batches: np.ndarray,
-                  mode: str) -> tuple[np.ndarray, float]:
+                  mode: str, stack: str = NO_STACK) -> tuple[np.ndarray, float]:
     """(FLOP per byte of a pass at each batch, the ridge C/BW) at ``weight_bits``."""
-    r = cnn_inference_time(hw, m, weight_bits, batches, mode)
-    _, c, bw = _cnn_rates(hw, weight_bits, mode)
+    d = roof(mode, hw, "cnn", stack)
+    r = cnn_inference_time(hw, m, weight_bits, batches, d)
+    _, c, bw = _cnn_rates(hw, weight_bits, d)
     return np.asarray(r.flops) / np.asarray(r.bytes_moved), c / bw
 
 
@@ -107,13 +129,15 @@ class PrecisionFloor:
 
 
 def precision_floor(hw: Hardware, m: Model, bits: int, precisions: Sequence[int],
-                    batch: int = 1, mode: str = "achievable") -> PrecisionFloor | None:
+                    batch: int = 1, mode: str = "achievable",
+                    stack: str = NO_STACK) -> PrecisionFloor | None:
     """The floor at ``bits`` (None when it is faster than the next wider width)."""
     wider = sorted(p for p in precisions if p > bits)
     if not wider:
         return None
-    here = cnn_inference_time(hw, m, bits, batch, mode)
-    up = cnn_inference_time(hw, m, wider[0], batch, mode)
+    d = roof(mode, hw, "cnn", stack)
+    here = cnn_inference_time(hw, m, bits, batch, d)
+    up = cnn_inference_time(hw, m, wider[0], batch, d)
     if float(here.latency_s) < float(up.latency_s):
         return None
     return PrecisionFloor(bits, wider[0], cnn_compute_precision(hw, bits), str(here.regime),

@@ -14,7 +14,7 @@ Units are in the field names (``*_s`` seconds, ``*_bytes`` bytes); B* (sequences
   from a rounded AI).
 * :func:`max_batch_in_memory` -- the largest batch memory holds after the serving
   reserve (:func:`fit_basis` names the basis a view counts it on).
-* :func:`batch_sweep`, :func:`context_sweep`, :func:`gain_sweep` -- the charts' sweeps.
+* the charts' sweeps and the paper's worked example: :mod:`labkit.plans.roofline_sweeps`.
 * :func:`cnn_view` -- one CNN pass on the classic roofline (:class:`CnnView`), its roofs
   and the intensity sweep; :func:`precision_floor` -- why a narrower width is no faster.
 """
@@ -29,6 +29,7 @@ import numpy as np
 
 from labkit.core.format import fmt_count, fmt_pct
 from labkit.core.units import bits_to_bytes
+from labkit.physics.derating import Derating
 from labkit.physics.phases import CnnRoofline as CnnRoofline
 from labkit.physics.phases import cnn_inference_time
 from labkit.physics.roofline import EXTREME_CONTEXT as EXTREME_CONTEXT
@@ -46,7 +47,6 @@ from labkit.physics.roofline import (
     decode_roofline,
     derating_contributions,
     doubling_saving,
-    get_mode,
     knee_batch,
     memory_budget,
     serving_batch,
@@ -57,7 +57,10 @@ from labkit.plans.cnn_roofline import cnn_intensity as cnn_intensity
 from labkit.plans.cnn_roofline import cnn_roofs as cnn_roofs
 from labkit.plans.cnn_roofline import cnn_view as cnn_view
 from labkit.plans.cnn_roofline import precision_floor as precision_floor
+from labkit.plans.equations import Equation as Equation
+from labkit.plans.equations import equation as equation
 from labkit.plans.moves import Move, single_moves
+from labkit.plans.stacks import NO_STACK, StackChoice, roof, stack_choice
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 
@@ -88,26 +91,15 @@ class Balance:
 
 
 def balance(hw: Hardware, model: Model, weight_bits: int, kv_bits: int,
-            mode: str) -> Balance:
-    """B* and L* of ``model`` on ``hw`` in ``mode`` (the physics' critical batch and
-    balance context)."""
-    return Balance(mode, critical_batch(hw, model, weight_bits, mode=mode),
-                   balance_context(hw, model, kv_bits, mode=mode), weight_bits, kv_bits)
+            mode: str, stack: str = NO_STACK) -> Balance:
+    """B* and L* of ``model`` on ``hw`` in ``mode`` on ``stack`` (the physics' critical
+    batch and balance context)."""
+    d = roof(mode, hw, "decode", stack)
+    return Balance(mode, critical_batch(hw, model, weight_bits, mode=d),
+                   balance_context(hw, model, kv_bits, mode=d), weight_bits, kv_bits)
 
 
 # -- one operating point -------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Equation:
-    """A printed equation of the math peek: ``terms`` combined by ``op`` (``sum``,
-    ``product``, ``quotient`` t0/t1, ``ratio`` t0/(t1 - t2)) give ``result``."""
-
-    name: str
-    terms: tuple[float, ...]
-    op: str
-    result: float
-    unit: str = ""
-
 
 FIT_BASIS = ("the largest batch the slider offers that fits all usable memory (no serving "
              "reserve)")
@@ -133,22 +125,6 @@ def max_batch_in_memory(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: 
     per_seq = float(one.kv_bytes) + float(one.transient_bytes)
     free = float(one.capacity_bytes) - float(one.weights_bytes)
     return max(0, int(free // per_seq))
-
-
-def _combine(op: str, t: Sequence[float]) -> float:
-    if op == "sum":
-        return float(sum(t))
-    if op == "ratio":
-        return t[0] / (t[1] - t[2])
-    if op == "quotient":
-        return t[0] / t[1]
-    return float(np.prod(t))
-
-
-def equation(name: str, terms: Sequence[float], op: str, unit: str = "") -> Equation:
-    """An :class:`Equation` whose result is computed from its own terms."""
-    t = tuple(float(x) for x in terms)
-    return Equation(name, t, op, _combine(op, t), unit)
 
 
 @dataclass(frozen=True)
@@ -232,7 +208,9 @@ class DecodeView:
     feasibility first, a saving is quoted only where 2B is one. ``compute_bound``: the
     compute term is the largest of the step (the only meaning of "compute-efficient").
     ``most_fit``: the most sequences of this context that fit memory, any whole number
-    (the slider offers fewer batches; None when none fits or memory is not modelled)."""
+    (the slider offers fewer batches; None when none fits or memory is not modelled).
+    ``stack``: the software stack achievable runs, its fitted term and band
+    (:class:`~labkit.plans.stacks.StackChoice`)."""
 
     hw: Hardware
     model: Model
@@ -258,6 +236,16 @@ class DecodeView:
     doubled_comm_step_s: float = 0.0
     most_fit: int | None = None
     batching: bool = True
+    stack: StackChoice | None = None
+
+    @property
+    def band_step_s(self) -> tuple[float, float] | None:
+        """(fastest, slowest) step real systems on the stack take where achievable says
+        ``here["achievable"].step_s``, s (None: no band for the device's class)."""
+        if self.stack is None or self.stack.band is None:
+            return None
+        a = float(self.here["achievable"].step_s)
+        return a * self.stack.band.low, a * self.stack.band.high
 
     @property
     def doubled_batch(self) -> int:  # the batch doubling would reach, sequences
@@ -413,7 +401,7 @@ def _most_fit(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, analy
     return n or None
 
 
-def _gain(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str,
+def _gain(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: Derating,
           top: int, to: int | None, analytic: bool, reserve: float) -> BatchingGain:
     """Per-token gain from B = 1 to ``to``, the largest batch option that fits."""
     if to is None:
@@ -424,7 +412,7 @@ def _gain(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str
     return BatchingGain(ctx, to, top, float(t[0] / t[1]), to < top, analytic, reserve)
 
 
-def _serving(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: str,
+def _serving(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: Derating,
              big: int | None, analytic: bool, floor: float, reserve: float) -> ServingPoint:
     sb = serving_batch(hw, m, wb, mode=mode)
     bs = np.asarray([sb / 2, sb, 2 * sb])
@@ -434,19 +422,18 @@ def _serving(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int, mode: 
                         dtype=bool))
     big_t = (None if big is None else
              float(decode_roofline(hw, m, big, ctx, wb, kb, tp=tp, mode=mode).per_token_s))
-    return ServingPoint(mode, sb, tuple(float(x) for x in np.asarray(r.per_token_s)),
+    return ServingPoint(mode.name, sb, tuple(float(x) for x in np.asarray(r.per_token_s)),
                         tuple(float(x) for x in np.asarray(r.step_s)),
                         (bool(fits[0]), bool(fits[1]), bool(fits[2])), floor, big, big_t)
 
 
-def _equations(hw: Hardware, m: Model, mode: str, wb: int, kb: int, bal: Balance,
+def _equations(hw: Hardware, m: Model, d: Derating, wb: int, kb: int, bal: Balance,
                v_terms: Sequence[StepTerm], one: DecodeRoofline,
                shares: tuple[float, float, float], ctx: int,
                doubled: tuple[float, float, float, float]) -> dict[str, Equation]:
     """The math peek's equations, each result computed from the terms it prints
     (``doubled``: the per-token weight, compute, KV and overhead + TP comm terms at 2B, in
     units of one token's compute at B)."""
-    d = get_mode(mode, hw)
     ai = hw.flops() * d.flop_efficiency / (hw.memory_bandwidth * d.bandwidth_efficiency)
     q = d.weight_bandwidth_efficiency(wb) / d.bandwidth_efficiency
     b_terms = [ai, bits_to_bytes(wb), 0.5, m.moe_sparsity if m.is_moe else 1.0, 1.0 / q]
@@ -480,9 +467,9 @@ def _equations(hw: Hardware, m: Model, mode: str, wb: int, kb: int, bal: Balance
 
 
 def _one_sequence(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
-                  mode: str) -> DecodeRoofline:
+                  mode: Derating) -> DecodeRoofline:
     """A one-sequence step without fixed overheads, LM head or comm: the knee's terms."""
-    d = replace(get_mode(mode, hw), step_overhead_s=0.0, include_lm_head=False,
+    d = replace(mode, step_overhead_s=0.0, include_lm_head=False,
                 layer_overhead_s=0.0, moe_layer_overhead_s=0.0, tp_allreduce=False)
     return decode_roofline(hw, m, 1, ctx, wb, kb, tp=tp, mode=d)
 
@@ -491,26 +478,29 @@ def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
                 weight_bits: int, kv_bits: int, tp: int, mode: str, paper: bool = False,
                 batch_options: Sequence[int] = (1,), kv_options: Sequence[int] = (),
                 axes: Sequence[str] = (), reserve_fraction: float = 0.0,
-                batching: bool = True) -> DecodeView:
+                batching: bool = True, stack: str = NO_STACK) -> DecodeView:
     """Every number Part A shows at one point (see :class:`DecodeView`). ``paper``: the
     paper's single PE (memory not modelled: it holds no batch of the model);
     ``batch_options`` / ``kv_options``: the controls' values; ``axes``: the track's
     design keys (which later-part levers a regime row may name); ``reserve_fraction``:
     the memory the serving software keeps back (the track's, as Lab 1 counts it);
-    ``batching``: the deployment can batch users (False: one user, so no batch lever)."""
+    ``batching``: the deployment can batch users (False: one user, so no batch lever);
+    ``stack``: the software stack achievable runs (:mod:`labkit.plans.stacks`)."""
     b, ctx, wb, kb = int(batch), int(context_tokens), int(weight_bits), int(kv_bits)
-    here = {md: decode_roofline(hw, model, b, ctx, wb, kb, tp=tp, mode=md) for md in MODES}
-    bal = balance(hw, model, wb, kb, mode)
+    ds = {md: roof(md, hw, "decode", stack) for md in MODES}
+    d = ds[mode]
+    here = {md: decode_roofline(hw, model, b, ctx, wb, kb, tp=tp, mode=ds[md]) for md in MODES}
+    bal = balance(hw, model, wb, kb, mode, stack)
     res = float(reserve_fraction)
     mem = memory_budget(hw, model, ctx, b, wb, kb, tp, res)
     pt = here[mode]
-    saving = float(doubling_saving(hw, model, b, ctx, wb, kb, tp, mode))
+    saving = float(doubling_saving(hw, model, b, ctx, wb, kb, tp, d))
     c = float(pt.compute_s)
     shares = (float(pt.weight_s) / c, float(pt.kv_s) / c,
               (float(pt.overhead_s) + float(pt.comm_s)) / c)
     big = _largest_fit(hw, model, ctx, wb, kb, tp, batch_options, paper, res)
-    gain = _gain(hw, model, ctx, wb, kb, tp, mode, max(batch_options), big, paper, res)
-    two = decode_roofline(hw, model, 2 * b, ctx, wb, kb, tp=tp, mode=mode)
+    gain = _gain(hw, model, ctx, wb, kb, tp, d, max(batch_options), big, paper, res)
+    two = decode_roofline(hw, model, 2 * b, ctx, wb, kb, tp=tp, mode=d)
     doubled = (float(two.weight_s) / c, float(two.compute_s) / c, float(two.kv_s) / c,
                (float(two.overhead_s) + float(two.comm_s)) / c)
     mem2 = memory_budget(hw, model, ctx, 2 * b, wb, kb, tp, res)
@@ -518,20 +508,21 @@ def decode_view(hw: Hardware, model: Model, *, batch: int, context_tokens: int,
              "memory" if bool(mem2.over_budget) and not paper else "")
     oom = bool(mem.over_budget) and not paper
     fits_larger = gain.batch_to is not None and gain.batch_to > b
-    serving = _serving(hw, model, ctx, wb, kb, tp, mode, big, paper,
+    serving = _serving(hw, model, ctx, wb, kb, tp, d, big, paper,
                        float(pt.compute_s) + float(pt.kv_s), res)
     levers = _levers(b, fits_larger, serving.fits[1], any(k < kb for k in kv_options),
                      saving < STALL, oom, axes, batching)
-    one = _one_sequence(hw, model, ctx, wb, kb, tp, mode)
+    one = _one_sequence(hw, model, ctx, wb, kb, tp, d)
     terms = _step_terms(pt)
     return DecodeView(
         hw, model, paper, mode, b, ctx, wb, kb, tp, here, bal,
-        knee_batch(hw, model, ctx, wb, kb, mode=mode, tp=tp), saving, mem, serving, gain,
+        knee_batch(hw, model, ctx, wb, kb, mode=d, tp=tp), saving, mem, serving, gain,
         _regime_rows(shares[0], shares[1], levers),
-        derating_contributions(hw, model, b, ctx, wb, kb, tp),
-        _equations(hw, model, mode, wb, kb, bal, terms, one, shares, ctx, doubled),
+        derating_contributions(hw, model, b, ctx, wb, kb, tp, mode=ds["achievable"]),
+        _equations(hw, model, d, wb, kb, bal, terms, one, shares, ctx, doubled),
         block, float(mem2.used_bytes), float(two.comm_step_s),
-        _most_fit(hw, model, ctx, wb, kb, tp, paper, res), batching)
+        _most_fit(hw, model, ctx, wb, kb, tp, paper, res), batching,
+        stack_choice(hw, "decode", stack))
 
 
 def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:
@@ -543,7 +534,7 @@ def _step_terms(p: DecodeRoofline) -> tuple[StepTerm, ...]:
     return tuple(terms[:3]) + tuple(t for t in terms[3:] if t.step_s > 0)
 
 
-def _fails(hw: Hardware, m: Model, p: Mapping[str, int], tp: int, mode: str,
+def _fails(hw: Hardware, m: Model, p: Mapping[str, int], tp: int, mode: Derating,
            slo_s: float | None, reserve: float = 0.0) -> set[str]:
     """The checks a point fails: ``oom`` (memory) and ``slo`` (step over a TPOT SLO)."""
     b, ctx, wb, kb = p["batch"], p["context"], p["weight_bits"], p["kv_bits"]
@@ -568,115 +559,25 @@ def single_fixes(point: Mapping[str, int], options: Mapping[str, Sequence[int]],
 
 def decode_fixes(hw: Hardware, m: Model, point: Mapping[str, int], tp: int, mode: str,
                  slo_s: float | None, options: Mapping[str, Sequence[int]],
-                 reserve_fraction: float = 0.0) -> dict[str, tuple[Move, ...]]:
+                 reserve_fraction: float = 0.0,
+                 stack: str = NO_STACK) -> dict[str, tuple[Move, ...]]:
     """:func:`single_fixes` of a decode point (``batch``, ``context``, ``weight_bits``,
     ``kv_bits``) for its memory (``oom``, after ``reserve_fraction``) and TPOT SLO
-    (``slo``) checks."""
+    (``slo``, on ``stack``) checks."""
+    d = roof(mode, hw, "decode", stack)
     return single_fixes(point, options,
-                        lambda p: _fails(hw, m, p, tp, mode, slo_s, reserve_fraction))
+                        lambda p: _fails(hw, m, p, tp, d, slo_s, reserve_fraction))
 
 
 def cnn_fixes(hw: Hardware, m: Model, point: Mapping[str, int], mode: str, deadline_s: float,
-              options: Mapping[str, Sequence[int]]) -> dict[str, tuple[Move, ...]]:
+              options: Mapping[str, Sequence[int]],
+              stack: str = NO_STACK) -> dict[str, tuple[Move, ...]]:
     """:func:`single_fixes` of a CNN pass (``weight_bits``, ``batch``) for its deadline
-    and for its being memory-bound (``memory_bound``)."""
+    and for its being memory-bound (``memory_bound``), on ``stack``."""
+    d = roof(mode, hw, "cnn", stack)
+
     def fails(p: Mapping[str, int]) -> set[str]:
-        r = cnn_inference_time(hw, m, p["weight_bits"], p["batch"], mode)
+        r = cnn_inference_time(hw, m, p["weight_bits"], p["batch"], d)
         return ({"deadline"} if float(r.latency_s) > deadline_s else set()) | (
             {"memory_bound"} if str(r.regime) == "memory-bound" else set())
     return single_fixes(point, options, fails)
-
-
-# -- the charts' sweeps --------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class BatchSweep:
-    """The step along a batch grid at one context in ``balance.mode`` and the other mode,
-    with B*, L* and the knee batch (sequences, None past L*) in that mode."""
-
-    step: DecodeRoofline
-    other: DecodeRoofline
-    balance: Balance
-    knee_batch: float | None
-
-
-def batch_sweep(hw: Hardware, m: Model, grid: np.ndarray, ctx: int, wb: int, kb: int,
-                tp: int, mode: str) -> BatchSweep:
-    """The step along the batch grid at ``ctx`` in ``mode`` and in the other mode."""
-    other = "achievable" if mode == "peak" else "peak"
-    return BatchSweep(decode_roofline(hw, m, grid, ctx, wb, kb, tp=tp, mode=mode),
-                      decode_roofline(hw, m, grid, ctx, wb, kb, tp=tp, mode=other),
-                      balance(hw, m, wb, kb, mode),
-                      knee_batch(hw, m, ctx, wb, kb, mode=mode, tp=tp))
-
-
-def context_sweep(hw: Hardware, m: Model, batch: int, grid: np.ndarray, wb: int, kb: int,
-                  tp: int, mode: str) -> DecodeRoofline:
-    """The step along the context grid at ``batch``."""
-    return decode_roofline(hw, m, batch, grid, wb, kb, tp=tp, mode=mode)
-
-
-def gain_sweep(hw: Hardware, m: Model, grid: np.ndarray, wb: int, kb: int, tp: int,
-               mode: str, options: Sequence[int], analytic: bool,
-               reserve_fraction: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(gain, batch) along the context grid: per-token time at B = 1 over that at the
-    largest batch option that fits memory at each context (NaN / 0 where B = 1 does
-    not fit; ``analytic``: memory not modelled, the largest option everywhere;
-    ``reserve_fraction``: the memory kept back, as :func:`decode_view`)."""
-    opts = np.asarray(sorted(options), dtype=float)
-    if analytic:
-        to = np.full(grid.size, opts[-1])
-    else:
-        mem = memory_budget(hw, m, grid[:, None], opts[None, :], wb, kb, tp=tp,
-                            reserve_fraction=reserve_fraction)
-        ok = ~np.asarray(mem.over_budget, dtype=bool)
-        idx = np.where(ok.any(axis=1), ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1), -1)
-        to = np.where(idx >= 0, opts[np.maximum(idx, 0)], 0.0)
-    t1 = np.asarray(decode_roofline(hw, m, GAIN_FROM_BATCH, grid, wb, kb, tp=tp,
-                                    mode=mode).per_token_s)
-    tn = np.asarray(decode_roofline(hw, m, np.maximum(to, 1.0), grid, wb, kb, tp=tp,
-                                    mode=mode).per_token_s)
-    gain = np.where(to > 0, t1 / tn, np.nan)
-    return gain, to
-
-
-# -- the paper's worked example (section 5.1) -------------------------------------------------
-
-@dataclass(frozen=True)
-class PaperExample:
-    """Section 5.1 on one of the paper's PEs, peak roofline, analytic (memory not
-    modelled: one PE holds none of the model): B* (sequences), L* (tokens), and per-token
-    time (step ÷ B, s) at ``batches`` for each of ``contexts`` (tokens)."""
-
-    mode: str
-    b_star: float
-    l_star: float
-    batches: tuple[int, int]
-    contexts: tuple[int, int]
-    per_token_s: Mapping[int, tuple[float, float]]
-
-    def gain(self, context: int) -> float:
-        """Per-token time at the first batch over that at the second (x)."""
-        t = self.per_token_s[context]
-        return t[0] / t[1]
-
-
-def paper_pair(hw: Hardware, m: Model, ctx: int, wb: int, kb: int, tp: int,
-               mode: str) -> tuple[float, float]:
-    """Per-token time (step ÷ B, s) at the paper's two batches on ``hw`` at ``ctx``."""
-    r = np.asarray(decode_roofline(hw, m, np.asarray(PAPER_BATCHES, dtype=float), ctx, wb, kb,
-                                   tp=tp, mode=mode).per_token_s)
-    return float(r[0]), float(r[1])
-
-
-def paper_example() -> PaperExample:
-    """The paper's PE and model at its short and long context, B = 1 and 256."""
-    hw, m = PAPER_HARDWARE, PAPER_MODEL
-    ctxs = (PAPER_SHORT_CONTEXT, PAPER_MAX_CONTEXT)
-    t = {}
-    for s in ctxs:
-        r = np.asarray(decode_roofline(hw, m, np.asarray(PAPER_BATCHES, dtype=float),
-                                       s).per_token_s)
-        t[s] = (float(r[0]), float(r[1]))
-    return PaperExample("peak", critical_batch(hw, m), balance_context(hw, m),
-                        (int(PAPER_BATCHES[0]), int(PAPER_BATCHES[1])), ctxs, t)

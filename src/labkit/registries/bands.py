@@ -24,9 +24,10 @@ _DATA = "bands.toml"
 class ClassBand:
     """One device class's band: held-out measured / achievable from ``low`` to ``high``
     (the quantiles ``quantiles``) over ``cases`` cases of ``families`` source families;
-    ``coverage``: the share of the class's cases inside the band built without their own
-    family; ``scope``: "class" (the class's own cases) or "all classes" (pooled: the class
-    has too few source families for a band of its own)."""
+    ``coverage``: the share of the class's cases (of ``kernels``' cases for a kernel
+    library's band) inside the band built without their own family; ``scope``: "stack"
+    (one kernel library's cases, ``kernels``), "class" (the class's own cases) or "all
+    classes" (pooled: the class has too few source families for a band of its own)."""
 
     device_class: str
     low: float
@@ -36,30 +37,44 @@ class ClassBand:
     families: int
     coverage: float
     scope: str = "class"
+    kernels: str | None = None
 
 
-def load_bands(text: str | None = None) -> Mapping[str, ClassBand]:
-    """Parse ``text`` (TOML, ``[[band]]`` tables; default: the package data), checked: a
+SCOPES = ("stack", "class", "all classes")
+
+
+def load_bands(text: str | None = None) -> Mapping[tuple[str, str | None], ClassBand]:
+    """Parse ``text`` (TOML, ``[[band]]`` tables; default: the package data), keyed by
+    (device class, kernel library or None for the class's band), checked: a
     ``ValueError`` names the class and field."""
     if text is None:
         text = resources.files("labkit.registries").joinpath("data", _DATA).read_text("utf-8")
-    out: dict[str, ClassBand] = {}
+    out: dict[tuple[str, str | None], ClassBand] = {}
     for raw in tomllib.loads(text).get("band", []):
         name = str(raw.get("device_class", "?"))
         try:
             b = ClassBand(name, float(raw["low"]), float(raw["high"]),
                           (float(raw["quantiles"][0]), float(raw["quantiles"][1])),
                           int(raw["cases"]), int(raw["families"]), float(raw["coverage"]),
-                          str(raw.get("scope", "class")))
+                          str(raw.get("scope", "class")),
+                          str(raw["kernels"]) if raw.get("kernels") else None)
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise ValueError(f"band {name!r}: field {e} is missing or not a number") from None
         if not 0 < b.low <= b.high or b.cases < 1 or b.families < 1 or not 0 <= b.coverage <= 1 \
-                or b.scope not in ("class", "all classes"):
+                or b.scope not in SCOPES or (b.scope == "stack") != (b.kernels is not None):
             raise ValueError(f"band {name!r}: needs 0 < low <= high, cases and families >= 1, "
-                             f"a coverage in [0, 1] and a known scope; got {b}")
-        out[name] = b
+                             "a coverage in [0, 1] and a known scope (kernels named on a "
+                             f"stack band only); got {b}")
+        out[(name, b.kernels)] = b
     return MappingProxyType(out)
 
 
-BANDS: Mapping[str, ClassBand] = load_bands()
+_ALL = load_bands()
+BANDS: Mapping[str, ClassBand] = MappingProxyType(
+    {c: b for (c, k), b in _ALL.items() if k is None})
 """Device class id -> its shipped band."""
+KERNEL_BANDS: Mapping[tuple[str, str], ClassBand] = MappingProxyType(
+    {(c, k): b for (c, k), b in _ALL.items() if k is not None})
+"""(device class id, kernel library) -> the library's own shipped band, where its cases
+pin one (:data:`labkit.physics.band.MIN_STACK_CASES` cases from
+:data:`~labkit.physics.band.MIN_STACK_FAMILIES` source families)."""

@@ -15,6 +15,7 @@ from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.plans.cnn_roofline import cnn_view
 from labkit.plans.deployment import ACHIEVABLE
 from labkit.plans.design import Config, design_check
+from labkit.plans.stacks import NO_STACK
 from labkit.ui.controls import control_values
 
 
@@ -93,7 +94,7 @@ def _achieved_step(part: Any, s: Settings) -> Any:
     whatever roofline the charts show)."""
     hw, _, wb, kb, tp = part._args(s)
     return part._make_view(hw, tp, part._paper(s), int(s["batch"]), int(s["context"]), wb, kb,
-                           ACHIEVABLE)
+                           ACHIEVABLE, part._stack(s))
 
 
 def a_start(part: Any) -> tuple[dict[str, object], str]:
@@ -141,7 +142,8 @@ def part_a_lm(part: Any, s: Settings) -> Decision:
 def _achieved_pass(part: Any, s: Settings) -> Any:
     """A CNN pass at the settings' precision and batch on the achievable roofline (what the
     device does, whatever roofline the chart shows)."""
-    return cnn_view(part.hw, part.model, int(s["weight_bits"]), int(s["batch"]), ACHIEVABLE)
+    return cnn_view(part.hw, part.model, int(s["weight_bits"]), int(s["batch"]), ACHIEVABLE,
+                    str(s.get("stack", NO_STACK)))
 
 
 def a_cnn_start(part: Any) -> tuple[dict[str, object], str]:

@@ -23,23 +23,25 @@ from typing import TYPE_CHECKING, ClassVar, TypeAlias
 import numpy as np
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt, fmt_count, fmt_pct, percentile_name
+from labkit.core.format import counted, fmt, fmt_count
 from labkit.labs.common import html_table
 
 if TYPE_CHECKING:
     import bqplot as bq
+from labkit.labs.accelerators.stack_text import band_text
 from labkit.plans.measured import (
     CalibrationRow,
     calibration_row,
-    class_band,
     class_cases_elsewhere,
     cnn_case_point,
     device_cases,
     device_class,
 )
+from labkit.plans.stacks import StackChoice, stack_choices
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.measurements import Measurement
 from labkit.registries.models import Model, get_model
+from labkit.registries.stacks import get_stack
 
 MODEL_COLOR = ("#a04000", "brown")   # (colour, the word a sentence uses for it)
 OTHER_COLOR = ("#d4ac0d", "gold")
@@ -49,7 +51,7 @@ _BATCHING = {
     "concurrent": "a closed loop of B requests (their prefills interleave)",
 }
 Updates: TypeAlias = "dict[bq.Mark, dict[str, object]]"  # mark -> traits, for update_marks
-HEADERS = ("case", "system", "model and configuration", "batch", "measured (ms)",
+HEADERS = ("case", "system", "stack", "model and configuration", "batch", "measured (ms)",
            "peak (ms)", "achievable (ms)", "measured / achievable", "source")
 
 
@@ -78,23 +80,6 @@ def _one(unit: str) -> str:
 def _source_cell(url: str) -> str:
     return (f"<a href='{lw.esc(url)}' target='_blank' rel='noopener' "
             f"style='word-break:break-all'><code>{lw.esc(url)}</code></a>")
-
-
-def band_text(hw: Hardware) -> str:
-    """Where real systems of ``hw``'s class run out of sample, and how often that band held
-    a family it was not built from ("" for a class without published cases)."""
-    b = class_band(hw)
-    if b is None:
-        return ""
-    lo, hi = (percentile_name(q) for q in b.quantiles)
-    label = device_class(hw).label
-    who = (f"published {label} systems run" if b.scope == "class" else
-           f"published systems of every device class run (the {label} cases come from too "
-           "few source families for a band of their own)")
-    return (f"out of sample, {who} at {b.low:.2f}-{b.high:.2f}x achievable (the {lo} to "
-            f"{hi} percentile over {b.cases} cases from {b.families} source families, each "
-            "predicted with its class refit without its own family); built without a "
-            f"family, this band held {fmt_pct(b.coverage)} of that family's {label} cases")
 
 
 def _span(bounds: tuple[float, float] | None) -> str:
@@ -204,12 +189,19 @@ class MeasuredPoints:
         """The table's cases: every published case of ``hw``, with labkit's prediction."""
         return [(m, calibration_row(m)) for m in self.cases.get(hw.id, ())]
 
-    def html(self, hw: Hardware) -> str:
-        """The sentence and table for ``hw`` on screen (or why there is no point)."""
+    def _choice(self, hw: Hardware, choice: StackChoice | None) -> StackChoice:
+        """The stack on screen (default: none named, the class line)."""
+        return choice if choice is not None else stack_choices(hw, self.workload)[0]
+
+    def html(self, hw: Hardware, choice: StackChoice | None = None) -> str:
+        """The sentence and table for ``hw`` on screen (or why there is no point), with
+        the band of the stack ``choice`` (default: none named)."""
         rows = self.rows(hw)
+        band = self._band_note(hw, self._choice(hw, choice))
         if not rows:
-            return self._none_html(hw)
-        cells = [[f"<code>{lw.esc(m.id)}</code>", lw.esc(m.system), self._config(m),
+            return self._none_html(hw, band)
+        cells = [[f"<code>{lw.esc(m.id)}</code>", lw.esc(m.system),
+                  lw.esc(get_stack(m.stack).label), self._config(m),
                   f"{m.batch:,}", f"{fmt(r.measured_s * 1e3)}", f"{fmt(r.peak_s * 1e3)}",
                   f"{fmt(r.achievable_s * 1e3)}", f"{r.ratio:.2f}", _source_cell(m.source)]
                  for m, r in rows]
@@ -220,12 +212,13 @@ class MeasuredPoints:
                 "(<code>labkit.plans.measured</code>); "
                 f"{_ratio_range(cases)} on the {lw.esc(hw.name)} ({fmt_count(1)}: achievable "
                 f"lands on the real system; above {fmt_count(1)}: the system is slower). "
-                f"{self._unit_note()}{self._band_note(hw)}</p>"
+                f"{self._unit_note()}{band}</p>"
                 + html_table(HEADERS, cells) + "</div>")
 
-    def summary(self, hw: Hardware) -> MeasuredSummary:
+    def summary(self, hw: Hardware, choice: StackChoice | None = None) -> MeasuredSummary:
         """What the part's results (the student's report) and its reveal say about real
-        systems for ``hw`` on screen: its own cases, or else its class's cases elsewhere."""
+        systems for ``hw`` on screen: its own cases, or else its class's cases elsewhere,
+        and the band of the stack ``choice`` (default: none named)."""
         own = self.cases.get(hw.id, ())
         cases = own or class_cases_elsewhere(hw, self.workload)
         ratios = [calibration_row(m).ratio for m in cases]
@@ -244,17 +237,17 @@ class MeasuredPoints:
         else:
             text = (f"no published measurement in labkit's set ran on the {hw.name} or "
                     f"another {cls}")
-        band = band_text(hw)
+        band = band_text(self._choice(hw, choice), cls)
         return MeasuredSummary(tuple(m.id for m in own),
                                tuple(m.id for m in cases) if not own else (), bounds,
                                f"{text}; {band}" if band else text)
 
     @staticmethod
-    def _band_note(hw: Hardware) -> str:
-        band = band_text(hw)
+    def _band_note(hw: Hardware, choice: StackChoice) -> str:
+        band = band_text(choice, device_class(hw).label)
         return f" {lw.esc(band[0].upper() + band[1:])}." if band else ""
 
-    def _none_html(self, hw: Hardware) -> str:
+    def _none_html(self, hw: Hardware, band: str) -> str:
         cls = device_class(hw)
         text = (f"<b>Where real systems sit:</b> no published measurement in labkit's set ran "
                 f"on the {lw.esc(hw.name)}, so the {self.chart} shows no measured point.")
@@ -275,7 +268,7 @@ class MeasuredPoints:
         return (f"<p class='labkit-measured'>{text} The {lw.esc(cls.label)} class's "
                 f"{_count(len(elsewhere), 'case')} ran elsewhere: " + "; ".join(parts)
                 + f". With the class's derating this part uses, {_ratio_range(elsewhere)} "
-                  f"on them (<code>labkit.plans.measured</code>).{self._band_note(hw)}</p>")
+                  f"on them (<code>labkit.plans.measured</code>).{band}</p>")
 
 
 class DecodePoints(MeasuredPoints):

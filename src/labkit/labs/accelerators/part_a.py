@@ -32,26 +32,36 @@ from labkit.labs.accelerators.part_a_text import (
     rules_html,
     serving_html,
 )
+from labkit.labs.accelerators.stack_text import (
+    band_card,
+    band_math_html,
+    stack_card,
+    stack_options,
+)
 from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
 from labkit.plans.design import DESIGN_KEYS, MODES, scenario
+from labkit.plans.measured import device_class_label
 from labkit.plans.moves import Move
 from labkit.plans.roofline import (
     PAPER_HARDWARE,
     PAPER_MAX_CONTEXT,
     PAPER_MODEL,
     Balance,
-    BatchSweep,
     DecodeRoofline,
     DecodeView,
     balance,
-    batch_sweep,
-    context_sweep,
     decode_fixes,
     decode_view,
+)
+from labkit.plans.roofline_sweeps import (
+    BatchSweep,
+    batch_sweep,
+    context_sweep,
     gain_sweep,
     paper_example,
     paper_pair,
 )
+from labkit.plans.stacks import NO_STACK, stack_choices
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model
 from labkit.ui.charts import lin_top, log_domain
@@ -128,6 +138,9 @@ class PartALM(Part):
                 for label, v in paper.options]
             c["device"].observe(self._swap_context_range, names="value")
         c["mode"] = lw.choice_control("Roofline", spec.MODE_OPTIONS, "peak", style="toggle")
+        c["stack"] = lw.choice_control("Software stack (achievable)",
+                                       stack_options(stack_choices(self.hw, "decode")),
+                                       NO_STACK)
         c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
         c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
                                             sorted({4, 8, 16, tr.kv_bits}))
@@ -183,45 +196,52 @@ class PartALM(Part):
         return (self._hw_of(s), self.model, int(s["weight_bits"]), int(s["kv_bits"]),
                 1 if self._paper(s) else self.tp)
 
+    @staticmethod
+    def _stack(s: Settings) -> str:
+        """The software stack achievable runs (:data:`NO_STACK`: the class line)."""
+        return str(s.get("stack", NO_STACK))
+
     # -- computed values (plans) -----------------------------------------------------------
     def _make_view(self, hw: Hardware, tp: int, paper: bool, b: int, ctx: int, wb: int,
-                   kb: int, mode: str) -> DecodeView:
+                   kb: int, mode: str, stack: str = NO_STACK) -> DecodeView:
         return decode_view(hw, self.model, batch=b, context_tokens=ctx, weight_bits=wb,
-                           kv_bits=kb, tp=tp, mode=mode, paper=paper,
+                           kv_bits=kb, tp=tp, mode=mode, paper=paper, stack=stack,
                            batch_options=self.batch_options, axes=self.axes,
                            kv_options=[v for _, v in self.controls["kv_bits"].options],
                            reserve_fraction=self.track.memory_reserve_fraction, **self._serves)
 
-    @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
+    @computed("device", "batch", "context", "mode", "stack", "weight_bits", "kv_bits")
     def _view(self, s: Settings) -> DecodeView:
         """Your operating point: every number the readout, callouts and prose quote."""
         hw, _, wb, kb, tp = self._args(s)
         return self._make_view(hw, tp, self._paper(s), int(s["batch"]), int(s["context"]),
-                               wb, kb, str(s["mode"]))
+                               wb, kb, str(s["mode"]), self._stack(s))
 
-    @computed("device", "context", "mode", "weight_bits", "kv_bits")
+    @computed("device", "context", "mode", "stack", "weight_bits", "kv_bits")
     def _sweep_b(self, s: Settings) -> BatchSweep:
         hw, m, wb, kb, tp = self._args(s)
-        return batch_sweep(hw, m, self.bgrid, int(s["context"]), wb, kb, tp, str(s["mode"]))
+        return batch_sweep(hw, m, self.bgrid, int(s["context"]), wb, kb, tp, str(s["mode"]),
+                           self._stack(s))
 
-    @computed("device", "batch", "mode", "weight_bits", "kv_bits")
+    @computed("device", "batch", "mode", "stack", "weight_bits", "kv_bits")
     def _sweep_c(self, s: Settings) -> DecodeRoofline:
         hw, m, wb, kb, tp = self._args(s)
         return context_sweep(hw, m, int(s["batch"]), self._cgrid(s), wb, kb, tp,
-                             str(s["mode"]))
+                             str(s["mode"]), self._stack(s))
 
-    @computed("device", "mode", "weight_bits", "kv_bits")
+    @computed("device", "mode", "stack", "weight_bits", "kv_bits")
     def _balance(self, s: Settings) -> Balance:
         hw, m, wb, kb, _ = self._args(s)
-        return balance(hw, m, wb, kb, str(s["mode"]))
+        return balance(hw, m, wb, kb, str(s["mode"]), self._stack(s))
 
-    @computed("device", "mode", "weight_bits", "kv_bits")
+    @computed("device", "mode", "stack", "weight_bits", "kv_bits")
     def _gain(self, s: Settings) -> tuple[np.ndarray, np.ndarray]:
         """(gain, batch) along the context grid, B = 1 to the largest batch that fits."""
         hw, m, wb, kb, tp = self._args(s)
         return gain_sweep(hw, m, self._cgrid(s), wb, kb, tp, str(s["mode"]),
                           self.batch_options, self._paper(s),
-                          reserve_fraction=self.track.memory_reserve_fraction)
+                          reserve_fraction=self.track.memory_reserve_fraction,
+                          stack=self._stack(s))
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on("_sweep_b", "view")
@@ -231,9 +251,13 @@ class PartALM(Part):
         yo = np.asarray(sw.other.step_s if view == "step" else sw.other.per_token_s) * 1e3
         b_star, knee, top = sw.balance.b_star, sw.knee_batch, float(self.bgrid[-1])
         y_pts, pts = self.measured.draw(self._hw_of(s), view)
-        lo_b, hi_b = log_domain(np.concatenate([yb.ravel(), yo, y_pts]))
+        band = sw.band_ms(view)
+        lo_b, hi_b = log_domain(np.concatenate([yb.ravel(), yo, y_pts]
+                                               + ([] if band is None else [band.ravel()])))
         lw.update_marks({
             bc.terms: {"y": yb}, bc.other: {"y": yo}, **pts,
+            bc.band: ({"y": band, "visible": True} if band is not None
+                      else {"visible": False}),
             bc.fig.axes[1]: {"label": time_axis_label(view)},
             bc.y: {"min": lo_b, "max": hi_b},
             bc.b_star: {"x": [b_star, b_star], "visible": bool(b_star <= top),
@@ -307,21 +331,25 @@ class PartALM(Part):
         """Results and readout cards."""
         v = self._view(s)
         pair = self._paper_pair(s)
-        self.results = results(v, self._expected, self.measured.summary(v.hw), pair,
-                               self._gain(s))
+        self.results = results(v, self._expected, self.measured.summary(v.hw, v.stack),
+                               pair, self._gain(s))
         cards = spec.cards(v, v.hw.name)
+        if v.stack is not None:
+            cards += [stack_card(v.stack),
+                      band_card(v.stack, v.band_step_s, "one step (achievable)")]
         if v.paper:
             cards.append(spec.paper_card(pair, paper_example().batches, v.context_tokens,
                                          v.mode))
         self._set_readout(metric_cards(cards))
 
-    @computed("device", "context", "mode", "weight_bits", "kv_bits")
+    @computed("device", "context", "mode", "stack", "weight_bits", "kv_bits")
     def _paper_pair(self, s: Settings) -> tuple[float, float]:
         """Per-token time at the paper's two batches, your context and roofline, s."""
         hw, m, wb, kb, tp = self._args(s)
-        return paper_pair(hw, m, int(s["context"]), wb, kb, tp, str(s["mode"]))
+        return paper_pair(hw, m, int(s["context"]), wb, kb, tp, str(s["mode"]),
+                          self._stack(s))
 
-    @computed("device", "batch", "context", "mode", "weight_bits", "kv_bits")
+    @computed("device", "batch", "context", "mode", "stack", "weight_bits", "kv_bits")
     def _fixes(self, s: Settings) -> dict[str, tuple[Move, ...]]:
         """For each failing check (memory, TPOT SLO), the controls that alone fix it."""
         hw, m, _, _, tp = self._args(s)
@@ -330,7 +358,8 @@ class PartALM(Part):
         return decode_fixes(hw, m, {k: int(s[k]) for k in keys}, tp, str(s["mode"]),
                             tr.slo_s if tr.slo_kind == "tpot" else None,
                             {k: [v for _, v in self.controls[k].options] for k in keys},
-                            reserve_fraction=self.track.memory_reserve_fraction)
+                            reserve_fraction=self.track.memory_reserve_fraction,
+                            stack=self._stack(s))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -354,8 +383,12 @@ class PartALM(Part):
         v, tr = self._view(s), self.track
         self._set_details(rules_html(v) + memory_html(v)
                           + serving_html(v, tr.slo_s if tr.slo_kind == "tpot" else None)
-                          + self.measured.html(v.hw))
+                          + self.measured.html(v.hw, v.stack))
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        self.math.update(math_html(self._view(s)))
+        v = self._view(s)
+        band = ("" if v.stack is None else
+                band_math_html(v.stack, float(v.here["achievable"].step_s) * 1e3,
+                               "one step", device_class_label(v.hw)))
+        self.math.update(math_html(v) + band)

@@ -26,13 +26,15 @@ MODE_COLORS = [*TERM_COLORS[:4], lw.PALETTE["teal"]]
 
 @dataclass(frozen=True)
 class BatchChart:
-    """Decode time vs batch: the terms, the other mode's total, B*, 2B*, knee, you."""
+    """Decode time vs batch: the terms, the other mode's total, the band real systems span
+    around achievable, B*, 2B*, knee, you."""
 
     fig: bq.Figure
     x: bq.Scale
     y: bq.Scale
     terms: bq.Lines
     other: bq.Lines
+    band: bq.Lines
     b_star: bq.Lines
     serve: bq.Lines
     knee: bq.Lines
@@ -46,6 +48,11 @@ def batch_chart(grid: np.ndarray, b_max: int) -> BatchChart:
     other = lw.line_mark(grid, np.ones(grid.size), bx, by, colors=[lw.PALETTE["light"]],
                          line_style="dashed", labels=["total, other mode"], legend=True,
                          stroke_width=2)
+    band = lw.line_mark(grid, np.ones((2, grid.size)), bx, by,
+                        colors=[lw.PALETTE["teal"]] * 2, stroke_width=0.5, fill="between",
+                        fill_colors=[lw.PALETTE["teal"]], fill_opacities=[0.15],
+                        labels=["real systems (band around achievable)"], legend=True,
+                        visible=False)
     b_star = lw.vline_mark(1.0, bx, color=lw.PALETTE["red"], label="B* (this mode)",
                            legend=True)
     serve = lw.vline_mark(2.0, bx, color=lw.PALETTE["teal"], line_style="dashed",
@@ -53,11 +60,11 @@ def batch_chart(grid: np.ndarray, b_max: int) -> BatchChart:
     knee = lw.vline_mark(1.0, bx, color=lw.PALETTE["green"], line_style="dotted",
                          label="knee", legend=True)
     point = lw.scatter_mark([1.0], [1.0], bx, by)
-    fig = lw.figure([terms, other, b_star, serve, knee, point], bx, by,
+    fig = lw.figure([band, terms, other, b_star, serve, knee, point], bx, by,
                     x_label="batch B (sequences, log)", y_label="time (ms, log)",
                     title="Decode time vs batch at your context", legend=True,
                     legend_location="top-right", x_tick_format=".0f", y_tick_format=".2~g")
-    return BatchChart(fig, bx, by, terms, other, b_star, serve, knee, point)
+    return BatchChart(fig, bx, by, terms, other, band, b_star, serve, knee, point)
 
 
 @dataclass(frozen=True)

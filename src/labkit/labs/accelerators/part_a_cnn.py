@@ -12,7 +12,14 @@ from labkit.labs.accelerators import decisions
 from labkit.labs.accelerators import part_a_cnn_spec as spec
 from labkit.labs.accelerators.base import Part, precision_floor_note
 from labkit.labs.accelerators.measured_points import RooflinePoints
+from labkit.labs.accelerators.part_a_results import stack_results
 from labkit.labs.accelerators.part_a_spec import hint
+from labkit.labs.accelerators.stack_text import (
+    band_card,
+    band_math_html,
+    stack_card,
+    stack_options,
+)
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -31,6 +38,7 @@ from labkit.plans.roofline import (
     cnn_roofs,
     cnn_view,
 )
+from labkit.plans.stacks import NO_STACK, stack_choices, stack_spread
 from labkit.plans.workload import front_end_s
 from labkit.ui.charts import lin_top, log_domain
 
@@ -58,6 +66,8 @@ class PartACNN(Part):
         c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
         c["batch"] = lw.int_control("Inputs per pass (batch)", 1, 1, self.bmax)
         c["mode"] = lw.choice_control("Roofline", spec.MODE_OPTIONS, "peak", style="toggle")
+        c["stack"] = lw.choice_control("Software stack (achievable)",
+                                       stack_options(stack_choices(hw, "cnn")), NO_STACK)
         self.default_point = cnn_view(hw, m, tr.weight_bits, 1, "peak")
         self._expected = self.default_point.regime
         self._start_at(*decisions.a_cnn_start(self))
@@ -93,8 +103,11 @@ class PartACNN(Part):
         self.m_att = lw.scatter_mark([1.0], [1.0], xs, ys, color=lw.PALETTE["red"])
         self.m_ach = lw.scatter_mark([1.0], [1.0], xs, ys, color=lw.PALETTE["orange"],
                                      marker="diamond")
+        self.m_band = lw.line_mark([1.0, 1.0], [1.0, 1.0], xs, ys, colors=[lw.PALETTE["teal"]],
+                                   stroke_width=8, opacities=[0.45], legend=True,
+                                   labels=["real systems (band around achievable)"])
         self.figures["roofline"] = lw.figure(
-            [self.m_roofs, self.m_ridge, self.m_att, self.m_ach], xs, ys,
+            [self.m_roofs, self.m_ridge, self.m_band, self.m_att, self.m_ach], xs, ys,
             x_label="arithmetic intensity (FLOP per byte, log)",
             y_label="attainable FLOP/s (log)",
             title="The roofline (red: its bound; orange: achieved with overhead)",
@@ -138,7 +151,7 @@ class PartACNN(Part):
         return spec.prediction_spec(self.track, self.hw)
 
     def _checkpoint_spec(self) -> CheckSpec:
-        return spec.checkpoint_spec()
+        return spec.checkpoint_spec(stack_spread())
 
     def _reveal_body(self) -> str:
         return spec.reveal_body(self._computed_line(), self.default_point, self.results,
@@ -152,19 +165,24 @@ class PartACNN(Part):
     def _view(self, s: Settings) -> CnnView:
         """One pass at your precision, batch and roofline."""
         return cnn_view(self.hw, self.model, int(s["weight_bits"]), int(s["batch"]),
-                        str(s["mode"]))
+                        str(s["mode"]), self._stack(s))
+
+    @staticmethod
+    def _stack(s: Settings) -> str:
+        """The software stack achievable runs (:data:`NO_STACK`: the class line)."""
+        return str(s.get("stack", NO_STACK))
 
     # -- refresh steps ---------------------------------------------------------------------
-    @depends_on("mode")
+    @depends_on("mode", "stack")
     def _draw_roofs(self, s: Settings) -> None:
-        roofs = cnn_roofs(self.hw, self.precs, self.ai_grid, str(s["mode"]))
+        roofs = cnn_roofs(self.hw, self.precs, self.ai_grid, str(s["mode"]), self._stack(s))
         lw.update_marks({self.m_roofs: {"y": roofs}})
 
-    @depends_on("weight_bits", "mode")
+    @depends_on("weight_bits", "mode", "stack")
     def _draw_intensity(self, s: Settings) -> None:
         """The ridge and the model's intensity over every batch size."""
         ai_sweep, ridge = cnn_intensity(self.hw, self.model, int(s["weight_bits"]),
-                                        self.batches, str(s["mode"]))
+                                        self.batches, str(s["mode"]), self._stack(s))
         lo_a, hi_a = log_domain(np.concatenate([ai_sweep, [ridge]]), 2.0)
         lw.update_marks({
             self.m_ridge: {"x": [ridge, ridge]},
@@ -181,7 +199,10 @@ class PartACNN(Part):
                             v.latency_s]) * 1e3
         dead_ms = self.track.slo_s * 1e3
         t_top = lin_top(times, floor=1e-3)
+        band = v.band_flops
         lw.update_marks({
+            self.m_band: ({"x": [v.ai_flop_per_byte] * 2, "y": list(band), "visible": True}
+                          if band is not None else {"visible": False}),
             self.m_att: {"x": [v.ai_flop_per_byte], "y": [v.attainable_flops]},
             self.m_ach: {"x": [v.ai_flop_per_byte], "y": [v.achieved_flops]},
             self.m_time: {"y": times},
@@ -207,12 +228,16 @@ class PartACNN(Part):
             "per_inference_s": float(r.per_inference_s), "bytes_moved": float(r.bytes_moved),
             "deadline_s": tr.slo_s, "expected": self._expected,
             "achievable_over_peak": v.achievable_over_peak,
-            **self.measured.summary(self.hw).as_results(),
+            **self.measured.summary(self.hw, v.stack).as_results(),
+            **stack_results(v.stack, v.band_s),
         }
         self._set_details(precision_floor_note(self.hw, self.model, v.weight_bits,
-                                               self._noun(), v.batch, v.mode)
-                          + self.measured.html(self.hw))
-        self._set_readout(metric_cards(spec.cards(v, tr.slo_s)))
+                                               self._noun(), v.batch, v.mode, self._stack(s))
+                          + self.measured.html(self.hw, v.stack))
+        cards = spec.cards(v, tr.slo_s)
+        if v.stack is not None:
+            cards += [stack_card(v.stack), band_card(v.stack, v.band_s, "one pass (achievable)")]
+        self._set_readout(metric_cards(cards))
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, tuple[Move, ...]]:
@@ -221,7 +246,7 @@ class PartACNN(Part):
         opts = {"weight_bits": [v for _, v in self.controls["weight_bits"].options],
                 "batch": list(range(1, self.bmax + 1))}
         return cnn_fixes(self.hw, self.model, {k: int(s[k]) for k in keys}, str(s["mode"]),
-                         self.track.slo_s, opts)
+                         self.track.slo_s, opts, self._stack(s))
 
     @depends_on(ALL)
     def _set_callouts(self, s: Settings) -> None:
@@ -237,4 +262,8 @@ class PartACNN(Part):
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        self.math.update(spec.math_html(self._view(s), self.model.flops_per_inference))
+        v = self._view(s)
+        band = ("" if v.stack is None else
+                band_math_html(v.stack, v.achievable_s * 1e3, "one pass",
+                               device_class_label(self.hw)))
+        self.math.update(spec.math_html(v, self.model.flops_per_inference) + band)

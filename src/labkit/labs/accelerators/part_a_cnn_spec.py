@@ -22,6 +22,7 @@ from labkit.core.format import (
 from labkit.labs.accelerators.base import feedback_map
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.roofline import CnnView
+from labkit.plans.stacks import StackSpread
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 from labkit.tracks import Track
@@ -30,11 +31,16 @@ MODE_OPTIONS = [("peak", "peak"), ("achievable (real system)", "achievable")]
 PREDICTION_OPTIONS = [("Memory-bound: moving weights and activations takes longer",
                        "memory-bound"),
                       ("Compute-bound: the arithmetic takes longer", "compute-bound")]
-CHECKPOINT_OPTIONS = [("Batching inputs (the weights are read once per pass) or "
-                       "lower-precision weights (fewer bytes)", "intensity"),
-                      ("A faster clock", "clock"),
-                      ("More memory bandwidth", "bandwidth"),
-                      ("A longer deadline", "deadline")]
+CHECKPOINT_OPTIONS = [
+    ("The slower runs must be mismeasured: one chip has one roofline, so its runs agree",
+     "mismeasured"),
+    ("The software stack sets how much of the same peak a run reaches (its kernels, "
+     "fusion, per-layer overheads): achievable needs the stack as an input, and a band "
+     "where the stack is not named", "stack"),
+    ("The faster toolchains raise the chip's peak MAC/s, so the roof moves with them",
+     "peak_moves"),
+    ("The slow runs are memory-bound and the fast ones compute-bound", "regime"),
+]
 Card = tuple[str, str, str, str]
 
 
@@ -53,15 +59,27 @@ def prediction_spec(tr: Track, hw: Hardware) -> Spec:
     return q, list(PREDICTION_OPTIONS)
 
 
-def checkpoint_spec() -> CheckSpec:
-    q = "What moves a CNN pass to the right on the roofline (more FLOP per byte moved)?"
-    good = ("Right: AI = FLOP / bytes. Batching shares one weight read among several "
-            "inputs and lower precision shrinks the bytes; the device's FLOP/s and "
-            "bandwidth move the roof, not the point.")
-    bad = ("Not quite: the point's x is the model's FLOP per byte. Only what changes the "
-           "bytes per FLOP (batching, precision) moves it; hardware moves the roof.")
+def checkpoint_spec(sp: StackSpread) -> CheckSpec:
+    """Same chip, same model, several-fold apart by toolchain (the published runs of one
+    configuration furthest apart, :func:`labkit.plans.stacks.stack_spread`)."""
+    (fast, t_fast), (slow, t_slow) = sp.fastest, sp.slowest
+    q = (f"{counted(sp.runs, 'published run')} of one configuration, the "
+         f"{lw.esc(sp.model)} at {fmt_count(sp.weight_bits)}-bit on one "
+         f"{lw.esc(sp.hardware)}, by {fmt_count(sp.stacks)} software stacks: from "
+         f"{fmt_time(t_fast)} per pass ({lw.esc(fast)}) to {fmt_time(t_slow)} "
+         f"({lw.esc(slow)}), {fmt(sp.ratio, sig=2)}x apart. The peak roofline puts every "
+         f"one at {fmt_time(sp.peak_s)}. What does the spread say?")
+    hi, lo = sp.peak_shares
+    good = (f"Right: the peak, {fmt_time(sp.peak_s)}, is the chip's (its MACs per cycle "
+            "times its clock) and the same for every run; the runs reach "
+            f"{fmt_pct(lo, sig=2)} to {fmt_pct(hi, sig=2)} of it. labkit's achievable "
+            "takes the stack as an input (its kernel library's fitted term), and the "
+            "stack control shows the band real systems on it span.")
+    bad = ("Not quite: every run is the same model on the same chip, so the same FLOP per "
+           "byte and the same roof. What differs is the software: how much of that peak "
+           "its kernels reach.")
     opts = list(CHECKPOINT_OPTIONS)
-    return q, opts, "intensity", feedback_map(opts, "intensity", good, bad)
+    return q, opts, "stack", feedback_map(opts, "stack", good, bad)
 
 
 def cards(v: CnnView, deadline_s: float) -> list[Card]:
@@ -172,7 +190,13 @@ def reveal_body(computed_line: str, d: CnnView, r: Mapping[str, Any], hw: Hardwa
             "device with a tiny FLOP/s and a tiny bandwidth can still be compute-bound. "
             "Real passes sit under the roof: achievable takes "
             f"{fmt(r['achievable_over_peak'], sig=2)}x the peak pass here (the "
-            f"{lw.esc(class_label)} class's derating); {lw.esc(r['real_systems'])}.</div>")
+            f"{lw.esc(class_label)} class's derating{_on_stack(r)}); "
+            f"{lw.esc(r['real_systems'])}.</div>")
+
+
+def _on_stack(r: Mapping[str, Any]) -> str:
+    """', on <stack>' when the student named one (its term is in achievable)."""
+    return "" if r.get("stack") is None else f", on {lw.esc(str(r['stack_label']))}"
 
 
 def takeaway(r: Mapping[str, Any]) -> str:

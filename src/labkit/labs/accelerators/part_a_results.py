@@ -10,6 +10,7 @@ import numpy as np
 
 from labkit.labs.accelerators.measured_points import MeasuredSummary
 from labkit.plans.roofline import DecodeView
+from labkit.plans.stacks import StackChoice
 
 
 def _finite(x: float) -> float | None:
@@ -58,4 +59,15 @@ def results(v: DecodeView, expected: str, measured: MeasuredSummary,
         "past_model_window": v.context_tokens > v.model.max_context, "expected": expected,
         **measured.as_results(),
         "largest_derating_terms": [[t.label, t.added_step_s] for t in terms[:2]],
+        **stack_results(v.stack, v.band_step_s),
     }
+
+
+def stack_results(c: StackChoice | None, band_s: tuple[float, float] | None
+                  ) -> dict[str, Any]:
+    """The stack achievable ran on, its term on the class line and the band here (s)."""
+    return {"stack": None if c is None or not c.named else c.id,
+            "stack_label": None if c is None or not c.named else c.label,
+            "stack_scale": None if c is None else c.scale,
+            "band_scope": None if c is None or c.band is None else c.band.scope,
+            "band_s": None if band_s is None else list(band_s)}

@@ -14,7 +14,8 @@ from labkit.core.format import counted, fmt, fmt_count, fmt_pct, fmt_time, forma
 from labkit.labs.accelerators.base import feedback_map, paper_ms, thousands, tokens_label
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.moves import Move
-from labkit.plans.roofline import STALL, Balance, DecodeView, PaperExample
+from labkit.plans.roofline import STALL, Balance, DecodeView
+from labkit.plans.roofline_sweeps import PaperExample
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 from labkit.tracks import Track

@@ -183,9 +183,15 @@ def math_html(v: DecodeView) -> str:
         + (derating_terms_html(hw, v.derating_terms) if v.mode == "achievable" else "")
         + _per_token_html(v) + _knee_html(v)
         + f"<p>Achievable / peak step time here: {fmt(v.achievable_over_peak)}x (the "
-          f"{lw.esc(device_class_label(hw))} class's derating, each term above). Source: "
+          f"{lw.esc(device_class_label(hw))} class's derating{_on_stack(v)}, each term "
+          "above). Source: "
           "<code>labkit.plans.roofline.decode_view</code> (on "
           "<code>labkit.physics.roofline</code>).</p>")
+
+
+def _on_stack(v: DecodeView) -> str:
+    """' on <stack>' when the student named one (its term is in every derated term)."""
+    return "" if v.stack is None or not v.stack.named else f" on {lw.esc(v.stack.label)}"
 
 
 def oom_text(v: DecodeView) -> str:
