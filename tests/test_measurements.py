@@ -118,3 +118,20 @@ def test_the_toml_loader_round_trips_and_rejects_an_empty_file():
     with pytest.raises(ValueError, match=r"no \[\[measurement\]\]"):
         load_measurements("title = 'nothing'")
     assert isinstance(m, Measurement)
+
+
+def test_issue_25_the_wider_measured_set():
+    """At least 80 cases from 15 source families; every class at least 12 cases on 3
+    stacks; MCUs on 3 cores and 3 toolchains; phones and laptops on CPU, GPU and NPU."""
+    from labkit.registries.stacks import get_stack
+
+    assert len(MEASUREMENTS) >= 80 and len({m.source_family for m in MEASUREMENTS}) >= 15
+    for c in CLASSES:
+        mine = [m for m in MEASUREMENTS if device_class(m) == c]
+        assert len(mine) >= 12 and len({m.stack for m in mine}) >= 3, c
+    mcu = [m for m in MEASUREMENTS if device_class(m) == "mcu"]
+    assert len({HARDWARE[m.hardware].core for m in mcu}) >= 3
+    assert len({get_stack(m.stack).kernels for m in mcu}) >= 3
+    phone = [m for m in MEASUREMENTS if device_class(m) == "phone"]
+    assert {get_stack(m.stack).processor for m in phone} == {"cpu", "gpu", "npu"}
+    assert {HARDWARE[m.hardware].kind for m in phone} == {"phone-soc", "laptop-soc"}

@@ -27,6 +27,7 @@ MCU = [m for m in MEASUREMENTS if get_hardware(m.hardware).kind == "mcu"]
 def test_every_measured_case_names_a_registered_stack_and_an_unknown_one_is_refused():
     assert {m.stack for m in MEASUREMENTS} <= set(STACKS)
     assert all(s.source and s.kernels for s in STACKS.values())
+    assert {s.processor for s in STACKS.values()} == {"cpu", "gpu", "npu"}
     text = (resources.files("labkit.registries").joinpath("data", "measurements.toml")
             .read_text("utf-8").replace('stack = "vllm"', 'stack = "vlm"', 1))
     with pytest.raises(ValueError, match="'stack'"):

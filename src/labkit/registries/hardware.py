@@ -17,6 +17,7 @@ from labkit.core.lookup import lookup
 from labkit.core.units import GB, TFLOPS, GiB, KiB, MiB
 from labkit.registries.apple_silicon import APPLE_CHIPS, AppleChip
 from labkit.registries.mcu_boards import CORES, MCU_BOARDS, McuBoard
+from labkit.registries.snapdragon_npu import HEXAGON_NPUS, HexagonNpu
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,30 @@ def _apple(c: AppleChip) -> Hardware:
             "price_usd_per_hour": "owned; not rented",
         },
         notes="An Apple silicon Mac of the published decode cases.",
+    )
+
+
+def _npu(c: HexagonNpu) -> Hardware:
+    """A Hexagon NPU on its SoC's shared LPDDR5X (INT8; FP16 at half the INT8 rate)."""
+    gb = c.memory_gb * GB
+    return _hw(
+        id=c.id, name=c.name, kind=c.kind, default_precision="int8",
+        peak_flops={"int8": c.int8_ops, "fp16": c.int8_ops / 2},
+        memory_bandwidth=c.bandwidth, memory_bytes=gb,
+        memory_declared=f"{c.memory_gb} GB LPDDR5X (shared)", usable_memory_bytes=0.5 * gb,
+        interconnect_bandwidth=0.0, domain_size=1, scaleout_bandwidth=0.0, power_w=None,
+        price_usd_per_hour=None,
+        sources={
+            "peak_flops": c.ops_source + "; FP16 at half the INT8 rate (estimate)",
+            "memory_bandwidth": c.bandwidth_source, "memory_bytes": c.memory_source,
+            "usable_memory_bytes": "estimate: about half of RAM for one app's model",
+            "interconnect_bandwidth": "single device", "domain_size": "single device",
+            "interconnect_latency_s": "single device: no peers",
+            "scaleout_latency_s": "single device", "scaleout_bandwidth": "single device",
+            "power_w": "not set: the latency cases report no power",
+            "price_usd_per_hour": "owned; not rented",
+        },
+        notes="A Qualcomm Hexagon NPU of the published decode cases (QNN / Genie runtime).",
     )
 
 
@@ -630,6 +655,7 @@ HARDWARE: Mapping[str, Hardware] = MappingProxyType({h.id: h for h in (
     ),
     *(_mcu(b) for b in MCU_BOARDS),
     *(_apple(c) for c in APPLE_CHIPS),
+    *(_npu(c) for c in HEXAGON_NPUS),
 )})
 
 

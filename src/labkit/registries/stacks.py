@@ -23,72 +23,75 @@ from labkit.core.lookup import lookup
 
 @dataclass(frozen=True)
 class Stack:
-    """One inference stack: its label, the kernel library it runs and where that is said."""
+    """One inference stack: its label, the kernel library it runs, the processor it runs
+    on (``cpu``, ``gpu`` or ``npu``: a neural or matrix accelerator) and where that is
+    said."""
 
     id: str
     label: str
     kernels: str
+    processor: str
     source: str
 
 
 _S = Stack
 STACKS: Mapping[str, Stack] = MappingProxyType({s.id: s for s in (
     # datacenter LLM serving engines
-    _S("vllm", "vLLM", "vllm", "https://github.com/vllm-project/vllm: PagedAttention and "
+    _S("vllm", "vLLM", "vllm", "gpu", "https://github.com/vllm-project/vllm: PagedAttention and "
        "its own CUDA/Triton kernels, CUDA graphs for decode"),
-    _S("tensorrt-llm", "TensorRT-LLM", "tensorrt-llm", "https://github.com/NVIDIA/"
+    _S("tensorrt-llm", "TensorRT-LLM", "tensorrt-llm", "gpu", "https://github.com/NVIDIA/"
        "TensorRT-LLM: compiled TensorRT engines with fused attention (NIM's LLM profiles "
        "run it)"),
-    _S("sglang", "SGLang", "sglang", "https://github.com/sgl-project/sglang: RadixAttention "
+    _S("sglang", "SGLang", "sglang", "gpu", "https://github.com/sgl-project/sglang: RadixAttention "
        "runtime, FlashInfer kernels"),
-    _S("llama.cpp-cuda", "llama.cpp (CUDA)", "llama.cpp", "https://github.com/ggml-org/"
+    _S("llama.cpp-cuda", "llama.cpp (CUDA)", "llama.cpp", "gpu", "https://github.com/ggml-org/"
        "llama.cpp: ggml's own quantised GEMV kernels, one process, no CUDA-graph batching"),
-    _S("llama.cpp-metal", "llama.cpp (Metal)", "llama.cpp", "https://github.com/ggml-org/"
+    _S("llama.cpp-metal", "llama.cpp (Metal)", "llama.cpp", "gpu", "https://github.com/ggml-org/"
        "llama.cpp: ggml's Metal kernels on Apple GPUs"),
-    _S("ollama-metal", "Ollama (Metal)", "llama.cpp", "https://github.com/ollama/ollama: "
+    _S("ollama-metal", "Ollama (Metal)", "llama.cpp", "gpu", "https://github.com/ollama/ollama: "
        "serves models through llama.cpp's ggml kernels (Metal on Apple GPUs)"),
-    _S("mlx", "MLX", "mlx", "https://github.com/ml-explore/mlx: Apple's array framework, "
+    _S("mlx", "MLX", "mlx", "gpu", "https://github.com/ml-explore/mlx: Apple's array framework, "
        "its own Metal kernels"),
     # phones and laptops
-    _S("executorch-xnnpack", "ExecuTorch (XNNPACK)", "executorch",
+    _S("executorch-xnnpack", "ExecuTorch (XNNPACK)", "executorch", "cpu",
        "https://pytorch.org/executorch: XNNPACK CPU kernels (KleidiAI on Arm)"),
-    _S("mnn-cpu", "MNN-LLM (CPU)", "mnn", "https://github.com/alibaba/MNN: MNN's own Arm "
+    _S("mnn-cpu", "MNN-LLM (CPU)", "mnn", "cpu", "https://github.com/alibaba/MNN: MNN's own Arm "
        "CPU kernels"),
-    _S("mlc-llm", "MLC LLM", "mlc-llm", "https://github.com/mlc-ai/mlc-llm: TVM-compiled "
+    _S("mlc-llm", "MLC LLM", "mlc-llm", "gpu", "https://github.com/mlc-ai/mlc-llm: TVM-compiled "
        "GPU kernels"),
-    _S("coreml-gpu", "Core ML (GPU)", "coreml", "https://developer.apple.com/"
+    _S("coreml-gpu", "Core ML (GPU)", "coreml", "gpu", "https://developer.apple.com/"
        "documentation/coreml: Apple's runtime on the GPU"),
-    _S("qai-hub-npu", "Qualcomm AI Hub (NPU)", "qnn", "https://aihub.qualcomm.com: QNN on "
+    _S("qai-hub-npu", "Qualcomm AI Hub (NPU)", "qnn", "npu", "https://aihub.qualcomm.com: QNN on "
        "the Hexagon NPU"),
     # embedded GPUs
-    _S("tensorrt", "TensorRT", "tensorrt", "https://developer.nvidia.com/tensorrt: compiled "
+    _S("tensorrt", "TensorRT", "tensorrt", "gpu", "https://developer.nvidia.com/tensorrt: compiled "
        "engines with fused layers (trtexec, MLPerf)"),
-    _S("tensorrt-edge-llm", "TensorRT Edge-LLM", "tensorrt-edge-llm",
+    _S("tensorrt-edge-llm", "TensorRT Edge-LLM", "tensorrt-edge-llm", "gpu",
        "https://github.com/NVIDIA/TensorRT-Edge-LLM: the C++ LLM runtime for Jetson and "
        "DRIVE"),
-    _S("pytorch-cuda", "PyTorch (eager, CUDA)", "pytorch", "https://pytorch.org: one "
+    _S("pytorch-cuda", "PyTorch (eager, CUDA)", "pytorch", "gpu", "https://pytorch.org: one "
        "kernel launch per operator, no graph compilation"),
     # microcontrollers
-    _S("x-cube-ai", "ST X-CUBE-AI", "graph-compiler", "https://www.st.com/en/embedded-software/"
+    _S("x-cube-ai", "ST X-CUBE-AI", "graph-compiler", "cpu", "https://www.st.com/en/embedded-software/"
        "x-cube-ai.html: ST's network compiler and kernel library for STM32"),
-    _S("plumerai", "Plumerai inference engine", "graph-compiler",
+    _S("plumerai", "Plumerai inference engine", "graph-compiler", "cpu",
        "https://plumerai.com/benchmark: a whole-graph compiler with its own kernels"),
-    _S("bosch-hale", "Bosch HALE", "graph-compiler", "MLPerf Tiny v1.1-v1.2 Bosch "
+    _S("bosch-hale", "Bosch HALE", "graph-compiler", "cpu", "MLPerf Tiny v1.1-v1.2 Bosch "
        "submissions: Hardware-Aware Lowering Engine, a whole-graph compiler with its own "
        "kernels"),
-    _S("tflm-cmsis-nn", "TFLM + CMSIS-NN", "cmsis-nn", "https://github.com/ARM-software/"
+    _S("tflm-cmsis-nn", "TFLM + CMSIS-NN", "cmsis-nn", "cpu", "https://github.com/ARM-software/"
        "CMSIS-NN: Arm's optimised int8 kernels (SMLAD, Helium), called by TFLM"),
-    _S("microtvm-cmsis-nn", "microTVM + CMSIS-NN", "cmsis-nn", "TVM's microTVM offloading "
+    _S("microtvm-cmsis-nn", "microTVM + CMSIS-NN", "cmsis-nn", "cpu", "TVM's microTVM offloading "
        "to CMSIS-NN (MLPerf Tiny v1.1 Krai)"),
-    _S("onnc-cmsis-nn", "ONNC + CMSIS-NN", "cmsis-nn", "Skymizer's ONNC compiler calling "
+    _S("onnc-cmsis-nn", "ONNC + CMSIS-NN", "cmsis-nn", "cpu", "Skymizer's ONNC compiler calling "
        "CMSIS_5 CMSIS-NN kernels (MLPerf Tiny v1.1)"),
-    _S("tflm-silabs-mvp", "TFLM + Silicon Labs MVP", "mvp-accelerator",
+    _S("tflm-silabs-mvp", "TFLM + Silicon Labs MVP", "mvp-accelerator", "npu",
        "Silicon Labs Gecko SDK: TFLM kernels offloaded to the MVP matrix-vector "
        "accelerator"),
-    _S("tflm-reference", "TFLM (reference kernels)", "reference",
+    _S("tflm-reference", "TFLM (reference kernels)", "reference", "cpu",
        "https://github.com/tensorflow/tflite-micro: portable C++ reference kernels, no "
        "SIMD"),
-    _S("microtvm-native", "microTVM (native schedules)", "reference",
+    _S("microtvm-native", "microTVM (native schedules)", "reference", "cpu",
        "TVM's own generated C schedules, no CMSIS-NN (MLPerf Tiny v1.1 Krai)"),
 )})
 
