@@ -37,8 +37,10 @@ def test_a_device_offers_none_named_then_every_stack_its_class_ran(track):
     assert choices[0].id == st.NO_STACK and not choices[0].named
     assert choices[0].scale == 1.0 and choices[0].band == BANDS[cls]
     ran = {m.stack for m in MEASUREMENTS
-           if m.workload == workload and device_class_of(m.hardware).id == cls}
+           if m.workload == workload and device_class_of(m.hardware).id == cls
+           and (get_stack(m.stack).processor != "npu" or m.hardware == hw.id)}
     assert {c.id for c in choices[1:]} == ran and len(choices) > 2
+    assert "qai-hub-npu" not in ran and "tflm-silabs-mvp" not in ran  # vendors' NPUs
     for c in choices[1:]:
         k = get_stack(c.id).kernels
         assert c.kernels == k and c.kernel_term == SHIPPED.kernels.get((cls, k))
@@ -123,3 +125,10 @@ def test_the_spread_is_the_published_configuration_furthest_apart_by_stack():
     assert sp.ratio == pytest.approx(max(spreads))
     hi, lo = sp.peak_shares
     assert 0 < lo < hi <= 1
+
+
+def test_an_npu_runtime_is_offered_only_on_the_chip_it_ran_on():
+    ids = {c.id for c in st.stack_choices(get_hardware("snapdragon-8-elite-npu"), "decode")}
+    assert "qai-hub-npu" in ids and "executorch-xnnpack" in ids
+    assert "qai-hub-npu" not in {c.id for c in st.stack_choices(get_hardware("a17-pro"),
+                                                                 "decode")}

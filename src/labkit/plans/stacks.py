@@ -100,17 +100,19 @@ def _choice(c: str, core: str | None, stack: str, workload: str) -> StackChoice:
 
 
 @cache
-def _choices(c: str, core: str | None, workload: str) -> tuple[StackChoice, ...]:
-    ran = {m.stack for m in MEASUREMENTS
-           if m.workload == workload and device_class_of(m.hardware).id == c}
+def _choices(c: str, core: str | None, hw_id: str, workload: str) -> tuple[StackChoice, ...]:
+    cases = [m for m in MEASUREMENTS
+             if m.workload == workload and device_class_of(m.hardware).id == c]
+    ran = {m.stack for m in cases if STACKS[m.stack].processor != "npu" or m.hardware == hw_id}
     return (_choice(c, core, NO_STACK, workload),
             *(_choice(c, core, s, workload) for s in STACKS if s in ran))
 
 
 def stack_choices(hw: Hardware, workload: str) -> tuple[StackChoice, ...]:
     """No stack named, then every stack (registry order) that ran a published
-    ``workload`` case on a device of ``hw``'s class."""
-    return _choices(device_class_of(hw).id, hw.core, workload)
+    ``workload`` case on a device of ``hw``'s class -- an NPU's runtime only where it ran
+    on ``hw`` itself (it is its chip vendor's: QNN runs on Hexagon, not on another NPU)."""
+    return _choices(device_class_of(hw).id, hw.core, hw.id, workload)
 
 
 def stack_choice(hw: Hardware, workload: str, stack: str) -> StackChoice:

@@ -25,7 +25,7 @@ def stack_option_label(c: StackChoice) -> str:
         return "none named (the class line)"
     if c.kernel_term is None:
         return f"{c.label} (the class line: no term fitted)"
-    return f"{c.label} ({_x(c.scale)} the class line)"
+    return f"{c.label} ({c.kernels} kernels: {_x(c.scale)} the class line)"
 
 
 def stack_options(choices: Sequence[StackChoice]) -> list[tuple[str, str]]:
