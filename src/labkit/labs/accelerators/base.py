@@ -12,8 +12,10 @@ from labkit import ui as lw
 from labkit.core.format import fmt, fmt_count, fmt_time, fmt_tokens, format_bytes
 from labkit.core.grids import PRECISIONS
 from labkit.labs.accelerators.info import LAB_ID, PART_MINUTES, PART_TITLES
-from labkit.labs.common import LabLike, LabPart, html_table
+from labkit.labs.accelerators.stack_text import stack_options
+from labkit.labs.common import LabLike, LabPart, Settings, html_table
 from labkit.plans.roofline import paper_regime_rows, precision_floor
+from labkit.plans.stacks import NO_STACK, stack_choices
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model
 
@@ -124,3 +126,15 @@ class Part(LabPart):
     def _callout(self, name: str, kind: str) -> lw.Callout:
         self.callouts[name] = lw.Callout(kind)
         return self.callouts[name]
+
+    def _add_stack_control(self, workload: str) -> None:
+        """The software stack achievable runs: none named, then the stacks the device
+        class's published ``workload`` cases ran (:func:`labkit.plans.stacks.stack_choices`)."""
+        self.controls["stack"] = lw.choice_control(
+            "Software stack (achievable)", stack_options(stack_choices(self.hw, workload)),
+            NO_STACK)
+
+    @staticmethod
+    def _stack(s: Settings) -> str:
+        """The software stack achievable runs (:data:`NO_STACK`: the class line)."""
+        return str(s.get("stack", NO_STACK))

@@ -13,13 +13,14 @@ from labkit import ui as lw
 from labkit.core.grids import pow2
 from labkit.labs.accelerators import decisions
 from labkit.labs.accelerators import part_a_spec as spec
-from labkit.labs.accelerators.base import Part, tokens_label
+from labkit.labs.accelerators.base import Part
 from labkit.labs.accelerators.measured_points import DecodePoints
 from labkit.labs.accelerators.part_a_charts import (
     batch_chart,
     context_chart,
     gain_chart,
     modes_chart,
+    modes_updates,
     sweep_terms,
     time_axis_label,
     within,
@@ -32,15 +33,9 @@ from labkit.labs.accelerators.part_a_text import (
     rules_html,
     serving_html,
 )
-from labkit.labs.accelerators.stack_text import (
-    band_card,
-    band_math_html,
-    stack_card,
-    stack_options,
-)
+from labkit.labs.accelerators.stack_text import stack_cards
 from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
 from labkit.plans.design import DESIGN_KEYS, MODES, scenario
-from labkit.plans.measured import device_class_label
 from labkit.plans.moves import Move
 from labkit.plans.roofline import (
     PAPER_HARDWARE,
@@ -61,10 +56,10 @@ from labkit.plans.roofline_sweeps import (
     paper_example,
     paper_pair,
 )
-from labkit.plans.stacks import NO_STACK, stack_choices
+from labkit.plans.stacks import NO_STACK
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model
-from labkit.ui.charts import lin_top, log_domain
+from labkit.ui.charts import log_domain
 
 BATCH_OPTIONS = tuple(pow2(1024))
 
@@ -129,18 +124,13 @@ class PartALM(Part):
         self._ctx_options = {"track": list(c["context"].options)}
         if self.paper_hw is not None:
             c["device"] = lw.choice_control(
-                "Device", [(f"{self.hw.name} (track, {self.tp} per replica)", "track"),
-                           (f"one {self.paper_hw.name}, §5.1", "paper")],
-                "track", style="toggle")
+                "Device", spec.device_options(self.hw, self.paper_hw, self.tp), "track",
+                style="toggle")
             paper = lw.context_control(self.ctx0, max(PAPER_MAX_CONTEXT, m.max_context), 256)
-            self._ctx_options["paper"] = [
-                (label if v <= m.max_context else f"{tokens_label(v)} (past the model's window)", v)
-                for label, v in paper.options]
+            self._ctx_options["paper"] = spec.paper_context_options(paper.options, m)
             c["device"].observe(self._swap_context_range, names="value")
         c["mode"] = lw.choice_control("Roofline", spec.MODE_OPTIONS, "peak", style="toggle")
-        c["stack"] = lw.choice_control("Software stack (achievable)",
-                                       stack_options(stack_choices(self.hw, "decode")),
-                                       NO_STACK)
+        self._add_stack_control("decode")
         c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
         c["kv_bits"] = lw.precision_control("KV-cache precision", tr.kv_bits,
                                             sorted({4, 8, 16, tr.kv_bits}))
@@ -196,10 +186,6 @@ class PartALM(Part):
         return (self._hw_of(s), self.model, int(s["weight_bits"]), int(s["kv_bits"]),
                 1 if self._paper(s) else self.tp)
 
-    @staticmethod
-    def _stack(s: Settings) -> str:
-        """The software stack achievable runs (:data:`NO_STACK`: the class line)."""
-        return str(s.get("stack", NO_STACK))
 
     # -- computed values (plans) -----------------------------------------------------------
     def _make_view(self, hw: Hardware, tp: int, paper: bool, b: int, ctx: int, wb: int,
@@ -312,19 +298,9 @@ class PartALM(Part):
 
     @depends_on("_view")
     def _draw_modes(self, s: Settings) -> None:
-        here, tr, mc = self._view(s).here, self.track, self.mc
-        bars = np.asarray([[float(here[md].weight_step_s), float(here[md].compute_step_s),
-                            float(here[md].kv_step_s), float(here[md].overhead_step_s),
-                            float(here[md].comm_step_s)]
-                           for md in MODES]).T * 1e3
-        slo_ms = tr.slo_s * 1e3
-        bar_top = lin_top(bars.sum(axis=0), floor=1e-3, pad=1.3)
-        show_slo = tr.slo_kind == "tpot" and slo_ms <= 3.0 * bar_top
-        lw.update_marks({
-            mc.bars: {"y": bars},
-            mc.y: {"max": lw.nice_up(max(bar_top, 1.15 * slo_ms if show_slo else 0.0))},
-            mc.slo: {"visible": show_slo},
-        })
+        tr = self.track
+        lw.update_marks(modes_updates(self.mc, self._view(s).here, tuple(MODES),
+                                      tr.slo_s if tr.slo_kind == "tpot" else None))
 
     @depends_on(ALL)
     def _show_numbers(self, s: Settings) -> None:
@@ -333,10 +309,8 @@ class PartALM(Part):
         pair = self._paper_pair(s)
         self.results = results(v, self._expected, self.measured.summary(v.hw, v.stack),
                                pair, self._gain(s))
-        cards = spec.cards(v, v.hw.name)
-        if v.stack is not None:
-            cards += [stack_card(v.stack),
-                      band_card(v.stack, v.band_step_s, "one step (achievable)")]
+        cards = spec.cards(v, v.hw.name) + stack_cards(v.stack, v.band_step_s,
+                                                        "one step (achievable)")
         if v.paper:
             cards.append(spec.paper_card(pair, paper_example().batches, v.context_tokens,
                                          v.mode))
@@ -387,8 +361,4 @@ class PartALM(Part):
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        v = self._view(s)
-        band = ("" if v.stack is None else
-                band_math_html(v.stack, float(v.here["achievable"].step_s) * 1e3,
-                               "one step", device_class_label(v.hw)))
-        self.math.update(math_html(v) + band)
+        self.math.update(math_html(self._view(s)))

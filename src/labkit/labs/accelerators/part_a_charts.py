@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ from labkit.core.format import fmt_count
 if TYPE_CHECKING:
     import bqplot as bq
 from labkit.plans.roofline import GAIN_FROM_BATCH, DecodeRoofline
+from labkit.ui.charts import lin_top
 
 TERMS = ("weight fetch", "compute", "KV read", "overhead")
 TERM_COLORS = [lw.PALETTE["blue"], lw.PALETTE["orange"], lw.PALETTE["purple"],
@@ -164,3 +166,18 @@ def time_axis_label(view: str) -> str:
 def within(x: float, grid: np.ndarray) -> bool:
     """A vertical line at ``x`` is drawn only inside the chart's grid."""
     return bool(float(grid[0]) <= x <= float(grid[-1]))
+
+
+def modes_updates(mc: ModesChart, here: Mapping[str, DecodeRoofline], modes: Sequence[str],
+                  tpot_slo_s: float | None) -> dict[bq.Mark | bq.Scale, dict[str, object]]:
+    """The modes chart at a point: each mode's stacked step terms (ms), the y range, and
+    the TPOT SLO line where there is one and it is within 3x of the tallest bar."""
+    bars = np.asarray([[float(here[md].weight_step_s), float(here[md].compute_step_s),
+                        float(here[md].kv_step_s), float(here[md].overhead_step_s),
+                        float(here[md].comm_step_s)] for md in modes]).T * 1e3
+    bar_top = lin_top(bars.sum(axis=0), floor=1e-3, pad=1.3)
+    slo_ms = (tpot_slo_s or 0.0) * 1e3
+    show_slo = tpot_slo_s is not None and slo_ms <= 3.0 * bar_top
+    return {mc.bars: {"y": bars},
+            mc.y: {"max": lw.nice_up(max(bar_top, 1.15 * slo_ms if show_slo else 0.0))},
+            mc.slo: {"visible": show_slo}}

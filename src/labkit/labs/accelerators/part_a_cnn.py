@@ -14,12 +14,7 @@ from labkit.labs.accelerators.base import Part, precision_floor_note
 from labkit.labs.accelerators.measured_points import RooflinePoints
 from labkit.labs.accelerators.part_a_results import stack_results
 from labkit.labs.accelerators.part_a_spec import hint
-from labkit.labs.accelerators.stack_text import (
-    band_card,
-    band_math_html,
-    stack_card,
-    stack_options,
-)
+from labkit.labs.accelerators.stack_text import stack_cards
 from labkit.labs.common import (
     ALL,
     CheckSpec,
@@ -38,7 +33,7 @@ from labkit.plans.roofline import (
     cnn_roofs,
     cnn_view,
 )
-from labkit.plans.stacks import NO_STACK, stack_choices, stack_spread
+from labkit.plans.stacks import stack_spread
 from labkit.plans.workload import front_end_s
 from labkit.ui.charts import lin_top, log_domain
 
@@ -66,8 +61,7 @@ class PartACNN(Part):
         c["weight_bits"] = lw.precision_control("Weight precision", tr.weight_bits)
         c["batch"] = lw.int_control("Inputs per pass (batch)", 1, 1, self.bmax)
         c["mode"] = lw.choice_control("Roofline", spec.MODE_OPTIONS, "peak", style="toggle")
-        c["stack"] = lw.choice_control("Software stack (achievable)",
-                                       stack_options(stack_choices(hw, "cnn")), NO_STACK)
+        self._add_stack_control("cnn")
         self.default_point = cnn_view(hw, m, tr.weight_bits, 1, "peak")
         self._expected = self.default_point.regime
         self._start_at(*decisions.a_cnn_start(self))
@@ -167,10 +161,6 @@ class PartACNN(Part):
         return cnn_view(self.hw, self.model, int(s["weight_bits"]), int(s["batch"]),
                         str(s["mode"]), self._stack(s))
 
-    @staticmethod
-    def _stack(s: Settings) -> str:
-        """The software stack achievable runs (:data:`NO_STACK`: the class line)."""
-        return str(s.get("stack", NO_STACK))
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on("mode", "stack")
@@ -234,10 +224,8 @@ class PartACNN(Part):
         self._set_details(precision_floor_note(self.hw, self.model, v.weight_bits,
                                                self._noun(), v.batch, v.mode, self._stack(s))
                           + self.measured.html(self.hw, v.stack))
-        cards = spec.cards(v, tr.slo_s)
-        if v.stack is not None:
-            cards += [stack_card(v.stack), band_card(v.stack, v.band_s, "one pass (achievable)")]
-        self._set_readout(metric_cards(cards))
+        self._set_readout(metric_cards(
+            spec.cards(v, tr.slo_s) + stack_cards(v.stack, v.band_s, "one pass (achievable)")))
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, tuple[Move, ...]]:
@@ -262,8 +250,5 @@ class PartACNN(Part):
 
     @depends_on(ALL)
     def _show_math(self, s: Settings) -> None:
-        v = self._view(s)
-        band = ("" if v.stack is None else
-                band_math_html(v.stack, v.achievable_s * 1e3, "one pass",
-                               device_class_label(self.hw)))
-        self.math.update(spec.math_html(v, self.model.flops_per_inference) + band)
+        self.math.update(spec.math_html(self._view(s), self.model.flops_per_inference,
+                                        device_class_label(self.hw)))

@@ -20,6 +20,7 @@ from labkit.core.format import (
     tex_num,
 )
 from labkit.labs.accelerators.base import feedback_map
+from labkit.labs.accelerators.stack_text import band_math_html
 from labkit.labs.common import CheckSpec, Spec
 from labkit.plans.roofline import CnnView
 from labkit.plans.stacks import StackSpread
@@ -153,7 +154,9 @@ def _compute_tex(v: CnnView) -> tuple[str, str]:
             "FP32 on the CUDA cores has none).</p>")
 
 
-def math_html(v: CnnView, flops_per_input: float) -> str:
+def math_html(v: CnnView, flops_per_input: float, class_label: str) -> str:
+    """The math peek: AI, the attainable rate, the pass's time and, around achievable on
+    the stack, the band real systems span."""
     r = v.pass_
     frac, tail_note = _compute_tex(v)
     return (
@@ -171,7 +174,9 @@ def math_html(v: CnnView, flops_per_input: float) -> str:
         f"{tex_num(v.latency_s * 1e3)}\\ \\text{{ms}}$$" + tail_note
         + f"<p>Ridge C/BW = {fmt(v.ridge_flop_per_byte)} FLOP/B ({v.precision}, {v.mode}). "
           "Source: <code>labkit.plans.roofline.cnn_view</code> (on "
-          "<code>labkit.physics.phases.cnn_inference_time</code>).</p>")
+          "<code>labkit.physics.phases.cnn_inference_time</code>).</p>"
+        + ("" if v.stack is None else
+           band_math_html(v.stack, v.achievable_s * 1e3, "one pass", class_label)))
 
 
 def reveal_body(computed_line: str, d: CnnView, r: Mapping[str, Any], hw: Hardware,

@@ -6,7 +6,7 @@ conditional sentence is chosen by a predicate on those fields."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from labkit import ui as lw
@@ -35,6 +35,19 @@ CHECKPOINT_OPTIONS = [
 VIEW_OPTIONS = [("per token (step ÷ B)", "token"), ("per step", "step")]
 MODE_OPTIONS = [("peak (paper)", "peak"), ("achievable (real system)", "achievable")]
 Card = tuple[str, str, str, str]
+
+
+def device_options(hw: Hardware, paper_hw: Hardware, tp: int) -> list[tuple[str, str]]:
+    """The device toggle: the track's replica, or the paper's single PE (section 5.1)."""
+    return [(f"{hw.name} (track, {tp} per replica)", "track"),
+            (f"one {paper_hw.name}, §5.1", "paper")]
+
+
+def paper_context_options(options: Sequence[tuple[str, int]], model: Model
+                          ) -> list[tuple[str, int]]:
+    """The paper's context options, each past the model's window saying so."""
+    return [(label if v <= model.max_context else
+             f"{tokens_label(v)} (past the model's window)", v) for label, v in options]
 
 
 def hook(model: Model, hw: Hardware, bal: Balance, batch: int, context: int) -> str:

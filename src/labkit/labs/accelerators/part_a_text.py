@@ -10,6 +10,7 @@ from labkit import ui as lw
 from labkit.core.format import fmt, fmt_count, fmt_pct, fmt_time, format_bytes, tex_num
 from labkit.labs.accelerators.base import paper_ms
 from labkit.labs.accelerators.derating_text import balance_tex, derating_terms_html
+from labkit.labs.accelerators.stack_text import band_math_html
 from labkit.labs.common import html_table
 from labkit.plans.measured import device_class_label
 from labkit.plans.roofline import STALL, DecodeView, Equation
@@ -186,7 +187,10 @@ def math_html(v: DecodeView) -> str:
           f"{lw.esc(device_class_label(hw))} class's derating{_on_stack(v)}, each term "
           "above). Source: "
           "<code>labkit.plans.roofline.decode_view</code> (on "
-          "<code>labkit.physics.roofline</code>).</p>")
+          "<code>labkit.physics.roofline</code>).</p>"
+        + ("" if v.stack is None else
+           band_math_html(v.stack, float(v.here["achievable"].step_s) * 1e3, "one step",
+                          device_class_label(hw))))
 
 
 def _on_stack(v: DecodeView) -> str:

@@ -106,6 +106,12 @@ def band_card(c: StackChoice, band_s: tuple[float, float] | None, what: str) -> 
             lw.PALETTE["teal"])
 
 
+def stack_cards(c: StackChoice | None, band_s: tuple[float, float] | None,
+                what: str) -> list[Card]:
+    """The readout's stack and band cards (none without a stack choice)."""
+    return [] if c is None else [stack_card(c), band_card(c, band_s, what)]
+
+
 def band_math_html(c: StackChoice, achievable_ms: float, what: str, class_label: str) -> str:
     """The math peek's band: achievable on the stack times the band's ends, and where the
     ends come from ("" without a band)."""
