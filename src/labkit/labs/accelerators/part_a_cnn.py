@@ -33,7 +33,7 @@ from labkit.plans.roofline import (
     cnn_roofs,
     cnn_view,
 )
-from labkit.plans.stacks import stack_spread
+from labkit.plans.stacks import stack_choices, stack_spread
 from labkit.plans.workload import front_end_s
 from labkit.ui.charts import lin_top, log_domain
 
@@ -87,7 +87,8 @@ class PartACNN(Part):
         self.precs = sorted(hw.peak_flops, key=lambda p: hw.peak_flops[p])
         y_hi = 10 ** math.ceil(math.log10(max(hw.peak_flops.values()) * 3))
         y_lo = 10 ** math.floor(math.log10(min([hw.memory_bandwidth * 0.5 * self.ai_lo]
-                                               + [f / 2 for _, _, f in measured])))
+                                               + [f / 2 for _, _, f in measured]
+                                               + [f / 2 for f in self._band_floors()])))
         xs, ys = lw.make_scale("log", self.ai_lo, self.ai_hi), lw.make_scale("log", y_lo, y_hi)
         self.m_roofs = lw.line_mark(self.ai_grid, np.ones((len(self.precs), 80)), xs, ys,
                                     colors=lw.SERIES[:len(self.precs)],
@@ -109,6 +110,15 @@ class PartACNN(Part):
             x_tick_format=".2~g")
         self.measured.attach(self.figures["roofline"], xs, ys)
         lw.update_marks(self.measured.draw(hw)[1])
+
+    def _band_floors(self) -> list[float]:
+        """The slowest end of the band (FLOP/s) of one input at each offered precision on
+        the slowest stack offered, so the roofline's scale holds every band it can draw."""
+        slow = max(stack_choices(self.hw, "cnn"),
+                   key=lambda c: c.scale * (c.band.high if c.band else 1.0))
+        bands = [cnn_view(self.hw, self.model, int(wb), 1, "achievable", slow.id).band_flops
+                 for _, wb in self.controls["weight_bits"].options]
+        return [b[0] for b in bands if b is not None]
 
     def _setup_time_chart(self) -> None:
         tx, ty = lw.make_scale("ordinal"), lw.make_scale("linear", 0.0, 1.0)
