@@ -87,13 +87,13 @@ def new_course(repo: Path, dest: Path, assignments: list[str]) -> str:
     repository ``repo`` and runs the real ``nbgrader generate_assignment``. Returns the
     gradebook URL.
     """
-    from labkit.course.build import nbgrader, new_course_root
+    from labkit.course.build import generate_assignments, new_course_root
 
     new_course_root(repo, dest)
     db_url = f"sqlite:///{dest / 'gradebook.db'}"
     for name in assignments:
         shutil.copytree(repo / "source" / name, dest / "source" / name, dirs_exist_ok=True)
-        nbgrader(dest, "generate_assignment", name, "--force", db_url=db_url)
+    generate_assignments(dest, assignments, db_url)
     return db_url
 
 
