@@ -94,27 +94,39 @@ _MCU_POWER = ("measured: MLPerf Tiny v0.5 reference, NUCLEO-L4R5ZI (Cortex-M4 at
 _MLPERF_TINY = "MLPerf Tiny system description"
 
 
+_OWNED_SOURCES = {
+    "interconnect_bandwidth": "single device", "domain_size": "single device",
+    "interconnect_latency_s": "single device: no peers",
+    "scaleout_latency_s": "single device", "scaleout_bandwidth": "single device",
+    "power_w": "not set: the latency cases report no power",
+    "price_usd_per_hour": "owned; not rented",
+}
+"""The sources of an owned single device's fields that no measured case sets."""
+
+
+def _owned(*, memory_gb: int, usable_share: float, memory_declared: str,
+           sources: dict[str, str], **fields: Any) -> Hardware:
+    """One owned device of the published latency cases: no peers, no rent, no power."""
+    gb = memory_gb * GB
+    return _hw(memory_bytes=gb, memory_declared=memory_declared,
+               usable_memory_bytes=usable_share * gb, interconnect_bandwidth=0.0,
+               domain_size=1, scaleout_bandwidth=0.0, power_w=None, price_usd_per_hour=None,
+               sources={**sources, **_OWNED_SOURCES}, **fields)
+
+
 def _apple(c: AppleChip) -> Hardware:
     """An Apple silicon Mac: its GPU (FP16 at the FP32 rate) on unified memory."""
-    gb = c.memory_gb * GB
-    return _hw(
+    return _owned(
         id=c.id, name=c.name, kind="laptop-soc", default_precision="fp16",
         peak_flops={"fp16": c.gpu_fp32_flops, "fp32": c.gpu_fp32_flops},
-        memory_bandwidth=c.bandwidth, memory_bytes=gb,
-        memory_declared=f"{c.memory_gb} GB unified memory", usable_memory_bytes=0.75 * gb,
-        interconnect_bandwidth=0.0, domain_size=1, scaleout_bandwidth=0.0, power_w=None,
-        price_usd_per_hour=None,
+        memory_bandwidth=c.bandwidth, memory_gb=c.memory_gb, usable_share=0.75,
+        memory_declared=f"{c.memory_gb} GB unified memory",
         sources={
             "peak_flops": c.flops_source + "; FP16 taken at the FP32 rate (estimate: no "
                                            "published packed-FP16 rate)",
             "memory_bandwidth": c.bandwidth_source, "memory_bytes": c.memory_source,
             "usable_memory_bytes": "macOS lets the GPU wire about three quarters of unified "
                                    "memory by default (estimate)",
-            "interconnect_bandwidth": "single device", "domain_size": "single device",
-            "interconnect_latency_s": "single device: no peers",
-            "scaleout_latency_s": "single device", "scaleout_bandwidth": "single device",
-            "power_w": "not set: the latency cases report no power",
-            "price_usd_per_hour": "owned; not rented",
         },
         notes="An Apple silicon Mac of the published decode cases.",
     )
@@ -122,23 +134,15 @@ def _apple(c: AppleChip) -> Hardware:
 
 def _npu(c: HexagonNpu) -> Hardware:
     """A Hexagon NPU on its SoC's shared LPDDR5X (INT8; FP16 at half the INT8 rate)."""
-    gb = c.memory_gb * GB
-    return _hw(
+    return _owned(
         id=c.id, name=c.name, kind=c.kind, default_precision="int8",
         peak_flops={"int8": c.int8_ops, "fp16": c.int8_ops / 2},
-        memory_bandwidth=c.bandwidth, memory_bytes=gb,
-        memory_declared=f"{c.memory_gb} GB LPDDR5X (shared)", usable_memory_bytes=0.5 * gb,
-        interconnect_bandwidth=0.0, domain_size=1, scaleout_bandwidth=0.0, power_w=None,
-        price_usd_per_hour=None,
+        memory_bandwidth=c.bandwidth, memory_gb=c.memory_gb, usable_share=0.5,
+        memory_declared=f"{c.memory_gb} GB LPDDR5X (shared)",
         sources={
             "peak_flops": c.ops_source + "; FP16 at half the INT8 rate (estimate)",
             "memory_bandwidth": c.bandwidth_source, "memory_bytes": c.memory_source,
             "usable_memory_bytes": "estimate: about half of RAM for one app's model",
-            "interconnect_bandwidth": "single device", "domain_size": "single device",
-            "interconnect_latency_s": "single device: no peers",
-            "scaleout_latency_s": "single device", "scaleout_bandwidth": "single device",
-            "power_w": "not set: the latency cases report no power",
-            "price_usd_per_hour": "owned; not rented",
         },
         notes="A Qualcomm Hexagon NPU of the published decode cases (QNN / Genie runtime).",
     )
