@@ -139,6 +139,12 @@ def _points(part):
                                                         ("peak", "achievable"), (16, 4)):
         yield {k: v for k, v in (("device", dev), ("batch", batch), ("context", ctx),
                                  ("mode", mode), ("kv_bits", kv)) if v is not None}
+    # every stack named, on the track's device (its first), at achievable
+    stacks = [v for _, v in part.controls["stack"].options]
+    for stack, batch, ctx in itertools.product(stacks[1:], (1, 256), (512, 32768)):
+        yield {k: v for k, v in (("device", devices[0]), ("mode", "achievable"),
+                                 ("kv_bits", 16), ("stack", stack), ("batch", batch),
+                                 ("context", ctx)) if v is not None}
 
 
 @pytest.mark.parametrize("track", LM_TRACKS)
@@ -282,9 +288,12 @@ def test_every_cnn_hint_names_a_control_that_alone_fixes_it(lab, track):
     part = lab(track).part("A")
     c = part.controls
     labels = {str(ctl.description): k for k, ctl in c.items()}
-    for wb, batch, mode in itertools.product((32, 8, 4), (1, int(c["batch"].max)),
-                                             ("peak", "achievable")):
+    stacks = [v for _, v in c["stack"].options]
+    for wb, batch, mode, stack in itertools.product((32, 8, 4), (1, int(c["batch"].max)),
+                                                    ("peak", "achievable"),
+                                                    (stacks[0], stacks[-1])):
         c["weight_bits"].value, c["batch"].value, c["mode"].value = wb, batch, mode
+        c["stack"].value = stack
         fixes = part._fixes(part.settings())
         for name in ("deadline", "memory_bound"):
             callout = part.callouts[name]
