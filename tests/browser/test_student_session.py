@@ -332,6 +332,26 @@ class TestStudentSession:
         assert on_disk.exists(), f"{spec.report_md} was not written beside the notebook"
         assert line in on_disk.read_text(encoding="utf-8")
 
+    def test_axe_finds_no_serious_violation(self, student: Student):
+        """axe-core in the browser, on what labkit renders (every output area) after Run
+        All and one committed prediction per part: no serious or critical WCAG 2.1 A/AA
+        violation. Last of the class: it reuses the session's page (one Run All per
+        notebook) once the other tests have committed what they commit."""
+        from axe_playwright_python.sync_playwright import Axe
+
+        student.commit_all()
+        for part in student.spec.parts:
+            student.nb.open_more(student.nb.explore(part.letter))
+        results = Axe().run(student.nb.page, context={"include": [[
+            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-OutputArea-output"]]},
+            options={"runOnly": {"type": "tag",
+                                 "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+                     "resultTypes": ["violations"]})
+        bad = [(v["id"], v["impact"], v["help"], [n["target"] for n in v["nodes"]][:3])
+               for v in results.response["violations"]
+               if v["impact"] in ("serious", "critical")]
+        assert not bad, "\n".join(map(str, bad))
+
 
 # Committing and restoring go through the same widget and answer store on every track
 # (tests/labs checks each part's restore in-process): one notebook per lab in the browser.
@@ -487,28 +507,3 @@ class TestKeyboardOnly:
         handle.focus()
         page.keyboard.press("ArrowRight")
         expect(readout).not_to_have_text(start)
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[Path(p).parent.name for p in NOTEBOOKS],
-                         scope="class")
-class TestAccessible:
-    """axe-core in the browser, on what labkit renders (every output area) after Run All and
-    one committed prediction per part: no serious or critical WCAG 2.1 A/AA violation."""
-
-    fresh_copy = True
-
-    def test_axe_finds_no_serious_violation(self, student: Student):
-        from axe_playwright_python.sync_playwright import Axe
-
-        student.commit_all()
-        for part in student.spec.parts:
-            student.nb.open_more(student.nb.explore(part.letter))
-        results = Axe().run(student.nb.page, context={"include": [[
-            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-OutputArea-output"]]},
-            options={"runOnly": {"type": "tag",
-                                 "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
-                     "resultTypes": ["violations"]})
-        bad = [(v["id"], v["impact"], v["help"], [n["target"] for n in v["nodes"]][:3])
-               for v in results.response["violations"]
-               if v["impact"] in ("serious", "critical")]
-        assert not bad, "\n".join(map(str, bad))
