@@ -64,7 +64,7 @@ def rules_table_html(batch: int, context: int, b_star: float, l_star: float) -> 
 
 
 def precision_floor_note(hw: Hardware, model: Model, bits: int, noun: str, batch: int = 1,
-                         mode: str = "achievable", stack: str = "") -> str:
+                         mode: str = "achievable", stack: str = NO_STACK) -> str:
     """Why a CNN pass at ``bits`` is no faster than at the next wider precision ("" when
     it is faster, or at the widest): both widths run on one datapath and the pass is
     compute-bound, so only the bytes shrink (:func:`labkit.plans.roofline.precision_floor`)."""

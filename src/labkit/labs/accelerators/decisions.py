@@ -15,7 +15,6 @@ from labkit.labs.parts import AS_RELEASED_BITS
 from labkit.plans.cnn_roofline import cnn_view
 from labkit.plans.deployment import ACHIEVABLE
 from labkit.plans.design import Config, design_check
-from labkit.plans.stacks import NO_STACK
 from labkit.ui.controls import control_values
 
 
@@ -143,7 +142,7 @@ def _achieved_pass(part: Any, s: Settings) -> Any:
     """A CNN pass at the settings' precision and batch on the achievable roofline (what the
     device does, whatever roofline the chart shows)."""
     return cnn_view(part.hw, part.model, int(s["weight_bits"]), int(s["batch"]), ACHIEVABLE,
-                    str(s.get("stack", NO_STACK)))
+                    part._stack(s))
 
 
 def a_cnn_start(part: Any) -> tuple[dict[str, object], str]:

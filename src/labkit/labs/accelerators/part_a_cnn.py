@@ -171,7 +171,6 @@ class PartACNN(Part):
         return cnn_view(self.hw, self.model, int(s["weight_bits"]), int(s["batch"]),
                         str(s["mode"]), self._stack(s))
 
-
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on("mode", "stack")
     def _draw_roofs(self, s: Settings) -> None:
