@@ -45,7 +45,7 @@ def test_a_device_offers_none_named_then_every_stack_its_class_ran(track):
         k = get_stack(c.id).kernels
         assert c.kernels == k and c.kernel_term == SHIPPED.kernels.get((cls, k))
         assert c.band == KERNEL_BANDS.get((cls, k), BANDS[cls])
-        assert c.band_is_own == ((cls, k) in KERNEL_BANDS)
+        assert (c.band.scope == "stack") == ((cls, k) in KERNEL_BANDS)
         assert c.cases and c.ratios is not None and c.ratios[0] <= c.ratios[1]
         assert all(m.stack == c.id for m in MEASUREMENTS if m.id in c.cases)
 

@@ -10,8 +10,7 @@ these; the view never calls the physics.
 * :func:`device_class` -- the label and notes of a device's class.
 * :func:`cnn_case_point` -- where a CNN case sits on the classic roofline (FLOP/byte,
   achieved FLOP/s).
-* :func:`class_band` -- the band real systems of a device's class span around achievable,
-  out of sample (the shipped snapshot of :mod:`labkit.physics.band`).
+* the band real systems span around achievable, per stack: :mod:`labkit.plans.stacks`.
 """
 
 from __future__ import annotations
@@ -23,12 +22,11 @@ from functools import cache
 from labkit.physics.calibration import CalibrationRow, calibrate
 from labkit.physics.derating import device_class_of
 from labkit.physics.phases import cnn_inference_time
-from labkit.registries.bands import BANDS, ClassBand
 from labkit.registries.hardware import HARDWARE, Hardware
 from labkit.registries.measurements import MEASUREMENTS, Measurement
 
-__all__ = ["CalibrationRow", "ClassBand", "DeviceClassInfo", "calibration_row",
-           "class_band", "class_cases_elsewhere", "cnn_case_point", "device_cases",
+__all__ = ["CalibrationRow", "DeviceClassInfo", "calibration_row",
+           "class_cases_elsewhere", "cnn_case_point", "device_cases",
            "device_class", "device_class_label"]
 
 
@@ -83,7 +81,3 @@ def cnn_case_point(m: Measurement) -> tuple[float, float]:
     r = cnn_inference_time(m.hardware, m.model, m.weight_bits, m.batch, "peak")
     return float(r.flops / r.bytes_moved), float(r.flops) / m.value
 
-
-def class_band(hw: Hardware | str) -> ClassBand | None:
-    """The band of ``hw``'s device class (None for a class without published cases)."""
-    return BANDS.get(device_class_of(hw).id)

@@ -71,11 +71,6 @@ class StackChoice:
         core's term is in both)."""
         return self.kernel_term.scale if self.kernel_term else 1.0
 
-    @property
-    def band_is_own(self) -> bool:
-        """Whether the band is the kernel library's own (not the class's)."""
-        return self.band is not None and self.band.scope == "stack"
-
     def band_equations(self, achievable: float, unit: str) -> tuple[Equation, Equation] | None:
         """The math peek's band: (fastest, slowest) = ``achievable`` (in ``unit``) x the
         band's low and high ends (None without a band)."""

@@ -150,7 +150,25 @@ class TextChoice:
         return contextlib.nullcontext()
 
 
-class TextCallout(TextBox):
+class ShowOrClear:
+    """A callout's ``set``, one for the widget and its headless stand-in: ``show(...)``
+    when ``active`` else ``clear()`` (the class supplies both)."""
+
+    def show(self, title: str, detail: str = "", recovery: str | None = None) -> None:
+        raise NotImplementedError
+
+    def clear(self) -> None:
+        raise NotImplementedError
+
+    def set(self, active: bool, title: str = "", detail: str = "",
+            recovery: str | None = None) -> None:
+        if active:
+            self.show(title, detail, recovery)
+        else:
+            self.clear()
+
+
+class TextCallout(ShowOrClear, TextBox):
     """:class:`~labkit.ui.Callout`'s API without a widget: ``show`` / ``clear`` / ``set``
     keep the title, detail and recovery; :meth:`text` is the callout in words."""
 
@@ -166,13 +184,6 @@ class TextCallout(TextBox):
 
     def clear(self) -> None:
         self.title, self.detail, self.recovery, self.active = "", "", None, False
-
-    def set(self, active: bool, title: str = "", detail: str = "",
-            recovery: str | None = None) -> None:
-        if active:
-            self.show(title, detail, recovery)
-        else:
-            self.clear()
 
     def text(self) -> str:
         return callout_text(self)

@@ -15,7 +15,7 @@ from typing import Any
 
 import ipywidgets as ipw
 
-from labkit.ui.headless import TextCallout, active
+from labkit.ui.headless import ShowOrClear, TextCallout, active
 
 PALETTE = {
     "blue": "#1f6fb2", "orange": "#d9822b", "green": "#2e8b57", "red": "#c0392b",
@@ -45,7 +45,7 @@ def esc(text: object) -> str:
 
 # -- callouts -------------------------------------------------------------------------------
 
-class Callout(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no stubs
+class Callout(ShowOrClear, ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no stubs
     """A status box of one ``kind``: ``danger`` | ``warn`` | ``success`` | ``info``.
 
     ``show(title, detail, recovery)`` fills and displays it (``active`` True); ``clear()``
@@ -100,14 +100,6 @@ class Callout(ipw.HTML):  # type: ignore[misc, unused-ignore]  # ipywidgets: no 
                 self.layout.display = "none"
         self.active = False
         self.title, self.detail, self.recovery = "", "", None
-
-    def set(self, active: bool, title: str = "", detail: str = "",
-            recovery: str | None = None) -> None:
-        """``show(...)`` when ``active`` else ``clear()``."""
-        if active:
-            self.show(title, detail, recovery)
-        else:
-            self.clear()
 
 
 # -- math peek ----------------------------------------------------------------------------

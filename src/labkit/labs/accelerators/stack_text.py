@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from labkit import ui as lw
-from labkit.core.format import counted, fmt, fmt_pct, fmt_time, percentile_name, tex_num
+from labkit.core.format import counted, fmt_pct, fmt_time, percentile_name, tex_num
 from labkit.plans.stacks import StackChoice
 
 Card = tuple[str, str, str, str]
@@ -129,15 +129,3 @@ def band_math_html(c: StackChoice, achievable_ms: float, what: str, class_label:
             f",\\quad t_{{\\text{{slow}}}} = {tex_num(slow.terms[0], sig=4)}\\ \\text{{ms}} "
             f"\\times {tex_num(slow.terms[1], sig=4)} = {tex_num(slow.result, sig=4)}\\ "
             f"\\text{{ms}}\\ \\text{{({lw.esc(what)})}}$$")
-
-
-__all__ = [
-    "band_card",
-    "band_math_html",
-    "band_text",
-    "fmt",
-    "stack_card",
-    "stack_option_label",
-    "stack_options",
-    "term_text",
-]
