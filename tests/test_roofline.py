@@ -261,3 +261,48 @@ def test_regime_rule_rows_at_their_boundaries():
         rf.regime_rule(0, 10, b, l_)
     with pytest.raises(ValueError, match="l_star"):
         rf.regime_rule(1, 10, b, -1)
+
+
+# --- a decode attention kernel that fetches the KV once per query head ----------------
+def test_kv_read_factor_is_the_query_heads_sharing_a_kv_head():
+    from labkit.physics.derating import get_mode, with_attention
+
+    per_q = with_attention(get_mode("achievable", "h100-sxm"), "tensorrt-llm-pre-xqa")
+    assert per_q.kv_per_query_head
+    m = get_model("llama-2-70b")                    # 64 query heads, 8 KV heads
+    assert rf.kv_read_factor(m, per_q) == m.q_heads / m.kv_heads == 8
+    assert rf.kv_read_factor("llama-2-7b", per_q) == 1.0          # MHA: one each
+    assert rf.kv_read_factor(m, "achievable") == 1.0              # a grouped kernel
+    assert rf.kv_read_factor(m, "peak") == 1.0
+    assert with_attention(rf.MODES["peak"], "tensorrt-llm-pre-xqa").name == "peak"
+    assert not with_attention(get_mode("achievable", "h100-sxm"), "vllm").kv_per_query_head
+
+
+def test_a_per_query_head_kernel_multiplies_only_the_kv_read():
+    """KV step = B S kv_bpt x (q_heads / kv_heads) / BW: s = seq x tok x B/tok / (B/s)."""
+    from labkit.physics.derating import get_mode
+
+    grouped = get_mode("achievable", "h200", "decode", "tensorrt-llm")
+    per_q = get_mode("achievable", "h200", "decode", "tensorrt-llm-pre-xqa")
+    assert per_q.bandwidth_efficiency == grouped.bandwidth_efficiency  # one kernel library
+    a = rf.decode_roofline("h200", "llama-2-70b", 64, 1152, 8, 8, 1, grouped, "fp8")
+    b = rf.decode_roofline("h200", "llama-2-70b", 64, 1152, 8, 8, 1, per_q, "fp8")
+    assert b.kv_step_s == pytest.approx(8 * a.kv_step_s)
+    assert (b.weight_step_s, b.compute_step_s, b.overhead_step_s) == pytest.approx(
+        (a.weight_step_s, a.compute_step_s, a.overhead_step_s))
+    # the balance context shrinks by the same factor: each token's KV costs 8 reads
+    assert rf.balance_context("h200", "llama-2-70b", 8, "fp8", grouped) == pytest.approx(
+        8 * rf.balance_context("h200", "llama-2-70b", 8, "fp8", per_q))
+
+
+def test_the_xqa_blog_s_speed_up_is_what_the_kv_re_read_gives():
+    """NVIDIA's XQA blog: Llama-70B on one H200, 128 in / 2048 out, FP8: 2.4x the tokens/s
+    within one latency budget. At batch 256 (mean context 1152) the per-query-head kernel's
+    step is about that many times the grouped kernel's (same kernel-library term)."""
+    from labkit.physics.derating import get_mode, with_attention
+
+    grouped = get_mode("achievable", "h200", "decode", "tensorrt-llm")
+    per_q = with_attention(grouped, "tensorrt-llm-pre-xqa")
+    a = rf.decode_roofline("h200", "llama-2-70b", 256, 1152, 8, 8, 1, grouped, "fp8")
+    b = rf.decode_roofline("h200", "llama-2-70b", 256, 1152, 8, 8, 1, per_q, "fp8")
+    assert 1.8 < b.step_s / a.step_s < 2.6

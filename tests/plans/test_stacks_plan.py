@@ -100,6 +100,28 @@ def test_a_stack_with_a_fitted_term_moves_achievable_by_about_its_term():
         assert v.band_flops == pytest.approx((f / hi, f / lo))
 
 
+def test_a_pre_xqa_stack_costs_the_cloud_model_its_kv_group_and_says_so():
+    """The fleet's grouped-query model on a stack whose attention fetches the KV once per
+    query head: same kernel term as today's TensorRT-LLM, KV read q_heads / kv_heads times,
+    and the stack's card says why (a clause chosen by the stack's flag, no digits)."""
+    from labkit.labs.accelerators.stack_text import term_text
+
+    tr, hw, m, _ = _track("cloud_fleet")
+    old = st.stack_choice(hw, "decode", "tensorrt-llm-pre-xqa")
+    new = st.stack_choice(hw, "decode", "tensorrt-llm")
+    assert old.kv_per_query_head and not new.kv_per_query_head
+    assert old.scale == new.scale and m.q_heads > m.kv_heads
+    args = dict(batch=64, context_tokens=8192, weight_bits=tr.weight_bits,
+                kv_bits=tr.kv_bits, tp=tr.devices_per_replica, mode="achievable",
+                batch_options=(1, 8, 64))
+    a, b = (pr.decode_view(hw, m, stack=c.id, **args) for c in (new, old))
+    assert b.step_s > a.step_s
+    assert b.here["achievable"].kv_step_s == pytest.approx(
+        a.here["achievable"].kv_step_s * m.q_heads / m.kv_heads, rel=1e-12)
+    assert "once for each query head" in term_text(old, "datacenter GPU")
+    assert "query head" not in term_text(new, "datacenter GPU")
+
+
 @pytest.mark.parametrize("track", TRACKS)
 def test_the_band_equations_give_their_printed_results(track):
     _, hw, _, workload = _track(track)

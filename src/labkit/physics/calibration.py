@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from labkit.core import validation as v
-from labkit.physics.derating import Derating, device_class_of, get_mode
+from labkit.physics.derating import Derating, device_class_of, get_mode, with_attention
 from labkit.physics.phases import cnn_inference_time, prefill_time
 from labkit.physics.roofline import decode_roofline
 from labkit.registries.hardware import get_hardware
@@ -54,7 +54,7 @@ def decode_precision(m: Measurement) -> str | None:
 def predict(m: Measurement, mode: str | Derating = "achievable") -> float:
     """labkit's value of ``m``'s metric (s) in ``mode``, with the case's configuration
     (``"achievable"``: with the terms of the case's stack and core)."""
-    mode = get_mode(mode, m.hardware, m.workload, m.stack)
+    mode = with_attention(get_mode(mode, m.hardware, m.workload, m.stack), m.stack)
     if m.workload == "cnn":
         return float(cnn_inference_time(m.hardware, m.model, m.weight_bits, m.batch,
                                         mode).latency_s)

@@ -22,6 +22,10 @@ Terms a :class:`Derating` adds to the roofline (all zero/one in ``peak``):
 * ``tp_allreduce``: charge the two ring all-reduces per layer of tensor parallelism on the
   link they cross (:mod:`labkit.physics.links`, the parallelism module's link model).
 * ``include_lm_head``: read the hidden x vocab projection every step.
+* ``kv_per_query_head``: the attention kernel reads a KV head's cache once for every query
+  head that shares it (one thread block per query head: TensorRT-LLM before its XQA kernel,
+  vLLM's 2023 PagedAttention), so a GQA model's KV read costs ``q_heads / kv_heads`` times
+  its bytes. Set from the stack (:attr:`labkit.registries.stacks.Stack.kv_per_query_head`).
 
 New classes register in :data:`DEVICE_CLASSES` (an extension point: a record per class,
 no string switches); :func:`get_mode` resolves ``"achievable"`` through it.
@@ -36,6 +40,7 @@ from types import MappingProxyType
 from labkit.core import validation as v
 from labkit.physics.stacks import SHIPPED
 from labkit.registries.hardware import Hardware, get_hardware
+from labkit.registries.stacks import get_stack
 
 WORKLOADS = ("decode", "cnn")
 
@@ -54,6 +59,7 @@ class Derating:
     layer_tail_flop: CNN, per fused layer per pass: the idle compute of its last partial
     wave of tiles, in FLOP at the pass's rate (it scales with the device, unlike
     ``layer_overhead_s``).
+    kv_per_query_head: the KV cache is read once per query head, not per KV head.
     """
 
     name: str
@@ -68,6 +74,7 @@ class Derating:
     fp32_flop_efficiency: float | None = None
     tp_allreduce: bool = False
     layer_tail_flop: float = 0.0
+    kv_per_query_head: bool = False
 
     def weight_bandwidth_efficiency(self, weight_bits: int) -> float:
         """Achieved share of peak bandwidth when streaming ``weight_bits`` weights."""
@@ -260,7 +267,18 @@ def get_mode(mode: str | Derating, hardware: str | Hardware | None = None,
         return ACHIEVABLE
     hw = get_hardware(hardware)
     c = device_class_of(hw)
-    return c.derating(workload).slowed(SHIPPED.scale(c.id, stack, hw.core))
+    return with_attention(c.derating(workload).slowed(SHIPPED.scale(c.id, stack, hw.core)),
+                          stack)
+
+
+def with_attention(d: Derating, stack: str | None) -> Derating:
+    """``d`` running ``stack``'s decode attention kernel: with ``kv_per_query_head`` when
+    the stack fetches the KV once per query head (a property of its kernel, not a fit;
+    ``peak`` and an unknown stack are unchanged)."""
+    if d is PEAK or not stack or not get_stack(stack).kv_per_query_head:
+        return d
+    return replace(d, kv_per_query_head=True, sources=MappingProxyType(
+        {**d.sources, "kv_per_query_head": get_stack(stack).source}))
 
 
 MODES: Mapping[str, Derating] = MappingProxyType({"peak": PEAK, "achievable": ACHIEVABLE})

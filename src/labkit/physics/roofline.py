@@ -79,9 +79,24 @@ def balance_context(hardware: str | Hardware, model: str | Model, kv_bits: int =
     The context at which one sequence's KV read takes as long as its compute. Past L* the
     KV term dominates and no batch size reaches the compute floor.
     """
-    _, m, flops, bandwidth, _ = _setup(hardware, model, precision, mode)
-    kv_bpt = kv_bytes_per_token(m, kv_bits)
+    _, m, flops, bandwidth, d = _setup(hardware, model, precision, mode)
+    kv_bpt = kv_bytes_per_token(m, kv_bits) * kv_read_factor(m, d)
     return FLOP_PER_WEIGHT_PER_TOKEN * m.block_params_active / (flops / bandwidth * kv_bpt)
+
+
+def kv_read_factor(model: str | Model, mode: str | Derating = "peak") -> float:
+    """Times each KV byte is read per step, 1 (dimensionless).
+
+    A kernel that runs one thread block per *query* head (``kv_per_query_head``) fetches
+    a KV head's cache once for each of the q_heads / kv_heads query heads sharing it:
+    Llama 2 70B (64 query, 8 KV heads) reads its KV 8 times. A kernel that packs a group's
+    query heads into one block (TensorRT-LLM's XQA, FlashAttention, FlashInfer) reads it
+    once. MLA's latent is shared by every head and is read once either way.
+    """
+    m = require_transformer(get_model(model))
+    if not get_mode(mode).kv_per_query_head or m.uses_mla or not m.kv_heads:
+        return 1.0
+    return m.q_heads / m.kv_heads
 
 
 def knee_batch(hardware: str | Hardware, model: str | Model, context_tokens: float,
@@ -220,7 +235,7 @@ def decode_roofline(hardware: str | Hardware, model: str | Model, batch: object 
     t = v.positive_int("tp", tp)
     bits = v.precision_bits("weight_bits", weight_bits)
     wb = bits_to_bytes(bits)
-    kv_bpt = kv_bytes_per_token(m, kv_bits) * kv_fraction_per_device(m, t)
+    kv_bpt = kv_bytes_per_token(m, kv_bits) * kv_fraction_per_device(m, t) * kv_read_factor(m, d)
     b, s = np.broadcast_arrays(np.asarray(b, dtype=float), np.asarray(s, dtype=float))
 
     w_bandwidth = hw.memory_bandwidth * d.weight_bandwidth_efficiency(bits)
@@ -461,6 +476,7 @@ DERATING_TERMS: tuple[tuple[str, str], ...] = (
     ("layer_overhead_s", "per-layer kernel overhead"),
     ("moe_layer_overhead_s", "per-MoE-layer routing"),
     ("tp_allreduce", "TP all-reduce on its link"),
+    ("kv_per_query_head", "KV fetched once per query head"),
 )
 
 
@@ -485,7 +501,8 @@ def _switched_on(d: Derating, keys: set[str]) -> Derating:
         moe_layer_overhead_s=(d.moe_layer_overhead_s if "moe_layer_overhead_s" in keys
                               else 0.0),
         bits_bandwidth=d.bits_bandwidth if "bits_bandwidth" in keys else {},
-        tp_allreduce=d.tp_allreduce and "tp_allreduce" in keys)
+        tp_allreduce=d.tp_allreduce and "tp_allreduce" in keys,
+        kv_per_query_head=d.kv_per_query_head and "kv_per_query_head" in keys)
 
 
 def derating_contributions(hardware: str | Hardware, model: str | Model, batch: float = 1,

@@ -47,7 +47,9 @@ class StackChoice:
     systems run around this achievable, held-out measured / achievable (the library's own
     band where its cases pin one, else the class's; None for a class without cases);
     ``cases``: the class's published cases of the workload that ran this stack, and
-    ``ratios``: their measured / achievable range (each with its own stack's terms).
+    ``ratios``: their measured / achievable range (each with its own stack's terms);
+    ``kv_per_query_head``: its decode attention fetches the KV once per query head (a
+    grouped-query model's KV read costs q_heads / kv_heads times its bytes).
     """
 
     id: str
@@ -60,6 +62,7 @@ class StackChoice:
     band: ClassBand | None
     cases: tuple[str, ...]
     ratios: tuple[float, float] | None
+    kv_per_query_head: bool = False
 
     @property
     def named(self) -> bool:
@@ -91,7 +94,8 @@ def _choice(c: str, core: str | None, stack: str, workload: str) -> StackChoice:
                        SHIPPED.kernels.get((c, kernels)) if kernels else None,
                        SHIPPED.cores.get((c, core)) if core else None, band,
                        tuple(m.id for m in cases),
-                       (min(ratios), max(ratios)) if ratios else None)
+                       (min(ratios), max(ratios)) if ratios else None,
+                       bool(stack) and get_stack(stack).kv_per_query_head)
 
 
 @cache
@@ -122,7 +126,7 @@ def stack_choice(hw: Hardware, workload: str, stack: str) -> StackChoice:
 def roof(mode: str, hw: Hardware, workload: str, stack: str = NO_STACK) -> Derating:
     """The derating the physics is given for roofline ``mode`` on ``hw`` running
     ``stack``: peak is the hardware's whatever the stack; achievable is the class line
-    with the stack's and the core's fitted terms."""
+    with the stack's and the core's fitted terms and the stack's attention kernel."""
     return get_mode(mode, hw, workload, stack or None)
 
 

@@ -48,6 +48,18 @@ def term_text(c: StackChoice, class_label: str) -> str:
             f"; the {c.core} core's fitted {_x(c.core_term.scale)} applies whatever the stack")
     if not c.named:
         return f"no stack named: achievable is the {class_label} class line{core}"
+    return _kernel_clause(c, class_label, core) + _attention_clause(c)
+
+
+def _attention_clause(c: StackChoice) -> str:
+    if not c.kv_per_query_head:
+        return ""
+    return ("; its decode attention runs one thread block per query head, so a "
+            "grouped-query model's KV cache is fetched once for each query head sharing "
+            "it (query heads / KV heads times the KV bytes)")
+
+
+def _kernel_clause(c: StackChoice, class_label: str, core: str) -> str:
     if c.kernel_term is not None:
         t = c.kernel_term
         return (f"achievable on {c.label} is the {class_label} line with its {c.kernels} "
