@@ -93,6 +93,40 @@ def test_roofline_explain_prints_the_band_around_achievable():
     assert "tflm-cmsis-nn's kernels" in ring["band_basis"]
 
 
+def test_roofline_explains_a_cnn_pass_on_its_stack_and_core():
+    """A CNN has no decode loop: one pass, its terms switched on from peak, the stack's
+    and core's fitted terms on top (they sum to achievable), and the kernels' band."""
+    from labkit.physics.band import band_of
+    from labkit.physics.derating import get_mode
+    from labkit.physics.phases import cnn_inference_time
+    from labkit.physics.stacks import SHIPPED
+
+    hw, model = "stm32l4r5-nucleo", "ds-cnn-kws"
+    out = run_json("roofline", "--hardware", hw, "--model", model, "--weight-bits", "8",
+                   "--explain", "--stack", "tflm-reference")
+    assert {"flops", "bytes_moved", "pass_ms", "per_inference_ms", "regime"} <= set(out)
+    assert "critical_batch" not in out and "balance_context_tokens" not in out
+    assert out["pass_ms"]["total"] == pytest.approx(
+        cnn_inference_time(hw, model, 8, 1, "peak").latency_s * 1e3)
+    ex = out["explain"]
+    scale = SHIPPED.scale("mcu", "tflm-reference", "cortex-m4")
+    assert ex["core"] == "cortex-m4" and ex["stack_scale"] == pytest.approx(scale) != 1.0
+    want = cnn_inference_time(hw, model, 8, 1, get_mode("achievable", hw, "cnn",
+                                                        "tflm-reference")).latency_s
+    assert ex["achievable_pass_ms"] == pytest.approx(want * 1e3)
+    assert ex["peak_pass_ms"] + sum(ex["terms_ms"].values()) == pytest.approx(
+        ex["achievable_pass_ms"])
+    assert ex["terms_ms"]["stack_terms"] > 0            # reference kernels: slower
+    assert set(ex["sources"]) == set(ex["terms_ms"])
+    band = band_of("mcu", "tflm-reference")
+    assert ex["band_pass_ms"] == pytest.approx(
+        [ex["achievable_pass_ms"] * band.low, ex["achievable_pass_ms"] * band.high])
+    fast = run_json("roofline", "--hardware", hw, "--model", model, "--weight-bits", "8",
+                    "--explain", "--stack", "x-cube-ai")["explain"]
+    assert fast["terms_ms"]["stack_terms"] < 0          # a graph compiler: faster
+    assert fast["achievable_pass_ms"] < ex["achievable_pass_ms"]
+
+
 def test_size_contract():
     out = run_json("size", "--hardware", "h100-sxm", "--model", "llama-3.1-70b", "--users",
                    "256", "--context", "8192", "--tpot-ms", "50")

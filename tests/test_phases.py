@@ -322,3 +322,21 @@ def test_front_end_rate_is_the_fp32_peak_derated_like_the_cnn():
 
     total_ms = (2e6 / (128e6 / 6.6) + 2 * 2.66e6 * 6.6 / 256e6) * 1e3
     assert f"about {total_ms:.0f} ms" in TRACKS["oura_ring"].sources["slo_s"]
+
+
+@pytest.mark.parametrize(("hw", "model", "bits", "batch"), [
+    ("stm32l4r5-nucleo", "ds-cnn-kws", 8, 1), ("jetson-orin-nano-super-gpu", "yolov8n", 16, 1),
+    ("jetson-agx-orin-gpu", "resnet-50", 8, 8), ("jetson-orin-nano-super-gpu", "yolov8n", 32, 1),
+])
+def test_cnn_terms_switched_on_from_peak_sum_to_achievable(hw, model, bits, batch):
+    """Each CNN derating term only slows the pass, so switched on in order they add
+    positive seconds that sum to achievable - peak (s)."""
+    from labkit.physics.phases import CNN_DERATING_TERMS, cnn_derating_contributions
+
+    terms = cnn_derating_contributions(hw, model, bits, batch)
+    peak = cnn_inference_time(hw, model, bits, batch, "peak").latency_s
+    real = cnn_inference_time(hw, model, bits, batch, "achievable").latency_s
+    assert all(t.added_step_s > 0 for t in terms)
+    assert peak + sum(t.added_step_s for t in terms) == pytest.approx(real, rel=1e-12)
+    order = [k for k, _ in CNN_DERATING_TERMS]
+    assert [t.key for t in terms] == sorted((t.key for t in terms), key=order.index)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from labkit.course.config import CourseSettings
+    from labkit.physics.roofline import DeratingTerm
 
 EXIT_USAGE = 2
 
@@ -80,8 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="list what each achievable derating term adds to the step, and the "
                         "band published systems span around it")
     p.add_argument("--stack", default=None,
-                   help="software stack for --explain (e.g. vllm): its fitted term on "
-                        "achievable and its kernels' band where their cases pin one")
+                   help="software stack for --explain (e.g. vllm, x-cube-ai): its fitted "
+                        "term on achievable and its kernels' band where their cases pin one")
 
     p = sub.add_parser("size", help="three-axis capacity planning")
     _add_common(p)
@@ -224,6 +225,8 @@ def roofline_report(hardware: str, model: str, batch: int = 1, context: int = 81
     from labkit.registries.models import get_model
 
     hw, m = get_hardware(hardware), get_model(model)
+    if not m.is_transformer:
+        return _cnn_roofline_report(hardware, model, batch, weight_bits, mode)
     r = rf.decode_roofline(hw, m, batch, context, weight_bits, kv_bits, tp=tp, mode=mode)
     mem = rf.memory_budget(hw, m, context, batch, weight_bits, kv_bits, tp=tp)
     knee = rf.knee_batch(hw, m, context, weight_bits, kv_bits, mode=mode, tp=tp)
@@ -248,6 +251,23 @@ def roofline_report(hardware: str, model: str, batch: int = 1, context: int = 81
                                     "capacity": mem.capacity_bytes},
         "fits_in_memory": not mem.over_budget,
     }
+
+
+def _cnn_roofline_report(hardware: str, model: str, batch: int, weight_bits: int,
+                         mode: str) -> dict[str, object]:
+    """``labkit roofline --json`` for a CNN: one pass of ``batch`` inputs (no B*, L* or KV:
+    a CNN has no decode loop)."""
+    from labkit.physics.phases import cnn_compute_precision, cnn_inference_time
+
+    r = cnn_inference_time(hardware, model, weight_bits, batch, mode)
+    ms = 1e3
+    return {"hardware": hardware, "model": model, "batch": batch,
+            "weight_bits": weight_bits, "mode": mode,
+            "precision": cnn_compute_precision(hardware, weight_bits),
+            "flops": r.flops, "bytes_moved": r.bytes_moved,
+            "pass_ms": {"compute": r.compute_s * ms, "memory": r.memory_s * ms,
+                        "overhead": r.overhead_s * ms, "total": r.latency_s * ms},
+            "per_inference_ms": r.per_inference_s * ms, "regime": r.regime}
 
 
 def _fmt(value: object) -> str:
@@ -277,43 +297,94 @@ def _emit(obj: dict[str, object], as_json: bool) -> None:
         print(_table(obj))
 
 
-def derating_report(hardware: str, model: str, batch: int = 1, context: int = 8192,
-                    weight_bits: int = 16, kv_bits: int = 16, tp: int = 1,
-                    stack: str | None = None) -> dict[str, object]:
-    """``labkit roofline --explain``: the device class, peak and achievable step (ms; with
-    ``stack``'s fitted term, :mod:`labkit.physics.stacks`), what each derating term adds,
-    ms, with its source, and the band real systems span around achievable
-    (:mod:`labkit.physics.band`; ``stack``'s kernels' own where their cases pin one)."""
+def _band_report(hardware: str, stack: str | None, achievable_s: float,
+                 key: str) -> dict[str, object]:
+    """The band published systems span around ``achievable_s`` (``key``: its ms pair's
+    name) and where it comes from."""
     from labkit.core.format import percentile_name
-    from labkit.physics import roofline as rf
     from labkit.physics.band import QUANTILES, band_for
-    from labkit.physics.derating import device_class_of
-    from labkit.physics.stacks import SHIPPED
-    from labkit.registries.hardware import get_hardware
 
-    args = (hardware, model, batch, context, weight_bits, kv_bits, tp)
-    cls = device_class_of(hardware)
-    d = rf.get_mode("achievable", hardware, "decode", stack)
-    peak = float(rf.decode_roofline(*args, mode="peak").step_s)
-    real = float(rf.decode_roofline(*args, mode=d).step_s)
-    terms = rf.derating_contributions(*args, mode=d)
     band = band_for(hardware, stack)
-    fast, slow = band.around(real)
+    fast, slow = band.around(achievable_s)
     lo, hi = (percentile_name(q) for q in QUANTILES)
     who = {"stack": f"{band.stack}'s kernels in the {band.device_class} class",
            "class": f"the {band.device_class} class, any stack",
            "all classes": f"every class (the {band.device_class} class has too few source "
                           "families for its own)"}[band.scope]
-    return {"device_class": cls.label, "stack": stack,
-            "stack_scale": SHIPPED.scale(cls.id, stack, get_hardware(hardware).core),
-            "peak_step_ms": peak * 1e3, "achievable_step_ms": real * 1e3,
-            "terms_ms": {t.key: t.added_step_s * 1e3 for t in terms},
-            "sources": {t.key: t.source for t in terms},
-            "band_step_ms": [fast * 1e3, slow * 1e3],
+    return {key: [fast * 1e3, slow * 1e3],
             "band_basis": (f"{lo} to {hi} percentile of published systems' measured / "
                            "achievable, each "
                            f"from its class refit without its source family: {who} "
                            f"({band.cases} cases, {band.families} families)")}
+
+
+def derating_report(hardware: str, model: str, batch: int = 1, context: int = 8192,
+                    weight_bits: int = 16, kv_bits: int = 16, tp: int = 1,
+                    stack: str | None = None) -> dict[str, object]:
+    """``labkit roofline --explain``: the device class, peak and achievable step (ms; with
+    ``stack``'s fitted term and attention kernel, :mod:`labkit.physics.stacks`), what each
+    derating term adds, ms, with its source, and the band real systems span around
+    achievable (:mod:`labkit.physics.band`; ``stack``'s kernels' own where their cases pin
+    one). A CNN gets the same for one pass (:func:`_cnn_derating_report`)."""
+    from labkit.physics import roofline as rf
+    from labkit.physics.derating import device_class_of, with_attention
+    from labkit.physics.stacks import SHIPPED
+    from labkit.registries.hardware import get_hardware
+    from labkit.registries.models import get_model
+
+    if not get_model(model).is_transformer:
+        return _cnn_derating_report(hardware, model, batch, weight_bits, stack)
+    args = (hardware, model, batch, context, weight_bits, kv_bits, tp)
+    cls = device_class_of(hardware)
+    scale = SHIPPED.scale(cls.id, stack, get_hardware(hardware).core)
+    line = with_attention(rf.get_mode("achievable", hardware, "decode"), stack)
+    peak = float(rf.decode_roofline(*args, mode="peak").step_s)
+    real = float(rf.decode_roofline(
+        *args, mode=rf.get_mode("achievable", hardware, "decode", stack)).step_s)
+    terms = rf.derating_contributions(*args, mode=line)
+    return {"device_class": cls.label, "stack": stack, "stack_scale": scale,
+            "peak_step_ms": peak * 1e3, "achievable_step_ms": real * 1e3,
+            **_terms_report(terms, real - float(rf.decode_roofline(*args, mode=line).step_s),
+                            scale),
+            **_band_report(hardware, stack, real, "band_step_ms")}
+
+
+def _terms_report(terms: Sequence[DeratingTerm], stack_s: float,
+                  scale: float) -> dict[str, object]:
+    """What each class-line term adds (ms) and its source, then what the stack's kernel
+    and the core's fitted terms add on top (``stack_s``, s; negative: a faster stack)."""
+    added = {t.key: t.added_step_s * 1e3 for t in terms}
+    sources = {t.key: t.source for t in terms}
+    if scale != 1.0:
+        added["stack_terms"] = stack_s * 1e3
+        sources["stack_terms"] = (f"the fitted kernel-library and core terms "
+                                  f"(labkit.physics.stacks): x{scale:.3g} on every term")
+    return {"terms_ms": added, "sources": sources}
+
+
+def _cnn_derating_report(hardware: str, model: str, batch: int, weight_bits: int,
+                         stack: str | None) -> dict[str, object]:
+    """``--explain`` for a CNN: one pass of ``batch`` inputs, peak and achievable (ms), what
+    each CNN derating term adds, the stack's kernel and core terms, and the band."""
+    from labkit.physics.derating import Derating, device_class_of, get_mode
+    from labkit.physics.phases import cnn_derating_contributions, cnn_inference_time
+    from labkit.physics.stacks import SHIPPED
+    from labkit.registries.hardware import get_hardware
+
+    hw = get_hardware(hardware)
+    cls = device_class_of(hw)
+    scale = SHIPPED.scale(cls.id, stack, hw.core)
+
+    def pass_s(mode: str | Derating) -> float:
+        return float(cnn_inference_time(hw, model, weight_bits, batch, mode).latency_s)
+
+    line = device_class_of(hw).derating("cnn")
+    real = pass_s(get_mode("achievable", hw, "cnn", stack))
+    terms = cnn_derating_contributions(hw, model, weight_bits, batch, line)
+    return {"device_class": cls.label, "stack": stack, "core": hw.core, "stack_scale": scale,
+            "peak_pass_ms": pass_s("peak") * 1e3, "achievable_pass_ms": real * 1e3,
+            **_terms_report(terms, real - pass_s(line), scale),
+            **_band_report(hardware, stack, real, "band_pass_ms")}
 
 
 def _cmd_roofline(a: argparse.Namespace) -> None:

@@ -31,6 +31,7 @@ from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device, w
 from labkit.physics.roofline import (
     FLOP_PER_WEIGHT_PER_TOKEN,
     Derating,
+    DeratingTerm,
     decode_roofline,
     get_mode,
     step_overhead_s,
@@ -232,6 +233,54 @@ def _cnn_compute_s(hw: Hardware, d: Derating, prec: str, flops: np.ndarray,
     cuda_cores = flops / (hw.flops("fp32") * d.cnn_flop_efficiency("fp32"))
     kept = cuda_cores < tensor
     return np.where(kept, cuda_cores, tensor), np.where(kept, 0.0, tail + none), kept
+
+
+# -- what each CNN derating term adds (labkit roofline --explain on a CNN) ------------------
+CNN_DERATING_TERMS: tuple[tuple[str, str], ...] = (
+    ("fp32_flop_efficiency", "achieved FP32 FLOP/s (non-tensor datapath)"),
+    ("flop_efficiency", "achieved FLOP/s"),
+    ("bandwidth_efficiency", "achieved memory bandwidth"),
+    ("layer_tail_flop", "idle tail of each layer's last wave of tiles"),
+    ("step_overhead_s", "per-pass overhead"),
+    ("layer_overhead_s", "per-layer launch"),
+)
+
+
+def _cnn_switched_on(d: Derating, keys: set[str]) -> Derating:
+    """``d`` with only the CNN terms in ``keys`` on (the others at their peak value)."""
+    return Derating(
+        d.name, d.bandwidth_efficiency if "bandwidth_efficiency" in keys else 1.0,
+        d.flop_efficiency if "flop_efficiency" in keys else 1.0,
+        d.step_overhead_s if "step_overhead_s" in keys else 0.0, False, d.sources,
+        layer_overhead_s=d.layer_overhead_s if "layer_overhead_s" in keys else 0.0,
+        fp32_flop_efficiency=(d.fp32_flop_efficiency if "fp32_flop_efficiency" in keys
+                              else None),
+        layer_tail_flop=d.layer_tail_flop if "layer_tail_flop" in keys else 0.0)
+
+
+def cnn_derating_contributions(hardware: str | Hardware, model: str | Model,
+                               weight_bits: int = 8, batch: float = 1,
+                               mode: str | Derating = "achievable",
+                               precision: str | None = None) -> tuple[DeratingTerm, ...]:
+    """Each term of ``mode``'s CNN derating and the pass seconds it adds, switched on one
+    after another in :data:`CNN_DERATING_TERMS` order from the peak pass; they sum to
+    achievable - peak. FP32's own efficiency comes first: switched on after the general
+    one it would read as a negative term (an FP32 pass is derated by it alone). Terms that
+    add nothing are left out."""
+    hw = get_hardware(hardware)
+    d = get_mode(mode, hw, "cnn")
+    on: set[str] = set()
+    prev = float(cnn_inference_time(hw, model, weight_bits, batch, _cnn_switched_on(d, on),
+                                    precision).latency_s)
+    out = []
+    for key, label in CNN_DERATING_TERMS:
+        on.add(key)
+        now = float(cnn_inference_time(hw, model, weight_bits, batch,
+                                       _cnn_switched_on(d, on), precision).latency_s)
+        if now != prev:
+            out.append(DeratingTerm(key, label, now - prev, str(d.sources.get(key, ""))))
+        prev = now
+    return tuple(out)
 
 
 def front_end_ops_per_s(hardware: str | Hardware, mode: str | Derating = "achievable"
