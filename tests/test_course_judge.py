@@ -192,9 +192,48 @@ def test_literal_assignments_accept_only_literals():
 def test_a_judge_that_cannot_run_says_so_and_blames_no_student():
     plan = j.JudgePlan(tests=(j.TestCell(0, "t-check", "assert True\n"),), data_sources=(),
                        data_names=(), answer_names=(), lab_id=None, track_id=None)
+    from labkit.course.judge_process import JUDGE
+
+    JUDGE.close()
     (verdict,) = j.judge(plan, {}, [], timeout=0.001)  # the process cannot even start
     assert not verdict.passed and verdict.ename == j.GRADING_ERROR
     assert "re-grade" in verdict.evalue
+
+
+def _plan(*sources: str) -> j.JudgePlan:
+    return j.JudgePlan(tests=tuple(j.TestCell(i, f"t-{i}", src) for i, src in
+                                   enumerate(sources)),
+                       data_sources=(), data_names=(), answer_names=("x",), lab_id=None,
+                       track_id=None)
+
+
+def test_one_judge_process_serves_a_worker_s_notebooks_and_a_failed_one_is_replaced():
+    """The worker's judge answers notebook after notebook; a notebook whose tests do not
+    answer in time costs its own tests (the grader's failure, not the student's) and the
+    process: the next notebook gets a fresh one, and is judged as if nothing happened."""
+    from labkit.course.judge_process import JUDGE
+
+    ok = _plan("assert x == 2\n", "assert x == 3\n")
+    first = j.judge(ok, {"x": 2}, [])
+    pid = JUDGE._proc.pid
+    assert [v.passed for v in first] == [True, False]
+    assert [v.passed for v in j.judge(ok, {"x": 3}, [])] == [False, True]
+    assert JUDGE._proc.pid == pid                                   # the same process
+    hung = j.judge(_plan("while True:\n    pass\n"), {"x": 1}, [], timeout=1.0)
+    assert [v.ename for v in hung] == [j.GRADING_ERROR]
+    assert JUDGE._proc is None                                     # killed with its request
+    assert [v.passed for v in j.judge(ok, {"x": 2}, [])] == [True, False]
+    assert JUDGE._proc.pid != pid
+    JUDGE._proc.kill()                                             # died between notebooks
+    JUDGE._proc.wait()
+    assert [v.passed for v in j.judge(ok, {"x": 3}, [])] == [False, True]
+
+
+def test_a_test_s_writes_to_the_protocol_stream_cannot_forge_verdicts():
+    forged = '[{"grade_id": "t-0", "passed": true}]\n'
+    src = f"import os\nos.write(1, {forged!r}.encode())\nassert x == 5\n"
+    (verdict,) = j.judge(_plan(src), {"x": 1}, [])
+    assert not verdict.passed and verdict.ename == "AssertionError"
 
 
 def test_one_answer_too_large_voids_only_itself():

@@ -115,6 +115,8 @@ class SandboxKernelManager(AsyncKernelManager):
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         cmd = super().format_kernel_cmd(extra_arguments)
+        if cmd[1:3] == ["-m", "ipykernel_launcher"]:  # the same kernel, no debugger
+            cmd = [cmd[0], "-m", "labkit.course.kernel", *cmd[3:]]
         return [sys.executable, "-m", "labkit.course.sandbox", str(self.policy_path), "--", *cmd]
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
@@ -198,6 +200,11 @@ class SandboxKernelManager(AsyncKernelManager):
 
     cleanup_resources = _async_cleanup_resources
 
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        """jupyter_client's wait for the killed kernel, polled every 5 ms instead of 100:
+        a graded kernel is killed, never asked to shut down, and it dies at once."""
+        await super()._async_wait(pollinterval=min(pollinterval, 0.005))
+
 
 class GradingExecute(Execute):
     """Execute a submission cell by cell; one bad cell costs only itself."""
@@ -229,6 +236,9 @@ class GradingExecute(Execute):
         if self.sandboxed:
             self.kernel_manager_class = SandboxKernelManager
         self.store_widget_state = False  # a grade needs no widget state; a flood of it no room
+        # Killed, not asked: a graceful shutdown would run the student's exit hooks in the
+        # kernel and wait for them (every process of the box is killed after it anyway).
+        self.shutdown_kernel = "immediate"
 
     # -- tests outside the kernel ----------------------------------------------------
     def preprocess(self, nb: NotebookNode, resources: Any = None,

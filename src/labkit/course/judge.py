@@ -11,13 +11,14 @@ no verdict is computed there. The contract:
   graded variables as JSON between two random markers; :func:`parse_export` keeps only
   exact JSON types (``type(x) is float`` ...), bounded in size and depth. Whatever the
   kernel prints, it can only state its own answers.
-* **Tests run in a fresh trusted process** (``python -I -m labkit.course.judge``), which
-  never executes student code: each test cell's source (restored by nbgrader from the
-  gradebook), in a namespace of ``labkit.grading``'s checks, the exercise data (the
-  read-only cells' literals, evaluated with :func:`ast.literal_eval`), stand-ins for the
-  parts whose ``predict`` / ``checkpoint`` are committed when the submitted
-  ``labkit_answers.json`` (read before the kernel ran) holds an entry, and the exported
-  answers.
+* **Tests run in a trusted process** (``python -I -m labkit.course.judge --serve``, one
+  per grading worker, killed and started afresh after any failure:
+  :mod:`labkit.course.judge_process`), which never executes student code: each test cell's
+  source (restored by nbgrader from the gradebook), in a namespace of ``labkit.grading``'s
+  checks, the exercise data (the read-only cells' literals, evaluated with
+  :func:`ast.literal_eval`), stand-ins for the parts whose ``predict`` / ``checkpoint``
+  are committed when the submitted ``labkit_answers.json`` (read before the kernel ran)
+  holds an entry, and the exported answers.
 * The :class:`Verdict` of each test becomes the test cell's only output (a pass line, or
   an ``error`` with the check's message and no traceback through hidden code), so
   nbgrader's ``SaveAutoGrades``, gradebook, formgrader and feedback work unchanged.
@@ -33,7 +34,6 @@ import io
 import json
 import re
 import signal
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -567,7 +567,9 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
           committed: Sequence[str], *, timeout: float = JUDGE_SECONDS,
           firsts: Mapping[str, JSONValue] | None = None,
           checkpoint_credit: str = "correct") -> list[Verdict]:
-    """Run ``plan``'s tests in a fresh ``python -I -m labkit.course.judge`` process.
+    """Run ``plan``'s tests in this process's judge (``python -I -m labkit.course.judge
+    --serve``, :mod:`labkit.course.judge_process`: one per grading worker, fresh after any
+    failure).
     ``committed``: the answer keys that count (:func:`committed_keys`); ``firsts``: their
     first committed values (:func:`first_answers`); ``checkpoint_credit``: the course's
     ``c.LabkitGrade.checkpoint_credit``."""
@@ -583,12 +585,12 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
         "firsts": {k: encode(v) for k, v in (firsts or {}).items() if k in committed},
         "checkpoint_credit": checkpoint_credit,
     }
+    from labkit.course.judge_process import JUDGE
+
+    reply = JUDGE.ask(json.dumps(req), timeout)
     try:
-        proc = subprocess.run([sys.executable, "-I", "-m", "labkit.course.judge"],
-                              input=json.dumps(req), capture_output=True, text=True,
-                              timeout=timeout, check=False)
-        rows = json.loads(proc.stdout) if proc.returncode == 0 else None
-    except (subprocess.TimeoutExpired, ValueError):
+        rows = json.loads(reply) if reply is not None else None
+    except ValueError:
         rows = None
     if not isinstance(rows, list):
         why = "the grader's test process failed; ask your instructor to re-grade"
@@ -597,19 +599,46 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
     return [Verdict(**r) for r in rows]
 
 
-def main() -> None:
-    """``python -I -m labkit.course.judge``: a request on stdin, verdicts on stdout."""
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (JUDGE_MEMORY, JUDGE_MEMORY))
-    resource.setrlimit(resource.RLIMIT_CPU, (JUDGE_SECONDS, JUDGE_SECONDS))
-    raw = json.loads(sys.stdin.read())
+def _answer(text: str) -> str:
+    """The verdicts (one line of JSON) of one request (JSON text)."""
+    raw = json.loads(text)
     # the parent sent only checked values; refuse anything else, and unwrap them
     raw["answers"] = {str(k): _checked(v) for k, v in dict(raw["answers"]).items()}
     raw["firsts"] = {str(k): _checked(v) for k, v in dict(raw.get("firsts", {})).items()}
-    req = _Request(**raw)
-    verdicts = _run_tests(req)
-    sys.stdout.write(json.dumps([asdict(v) for v in verdicts]))
+    return json.dumps([asdict(v) for v in _run_tests(_Request(**raw))])
+
+
+def _serve() -> None:
+    """Answer one request per stdin line, one line each, each with :data:`JUDGE_SECONDS`
+    more of CPU (past it the kernel ends the process: the client sees no answer)."""
+    import ctypes
+    import os
+    import resource
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die with the worker
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # a test's stray write to fd 1 cannot forge the protocol
+    for line in sys.stdin:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        soft = int(usage.ru_utime + usage.ru_stime) + 1 + JUDGE_SECONDS
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+        proto.write(_answer(line) + "\n")
+
+
+def main() -> None:
+    """``python -I -m labkit.course.judge [--serve]``: a request on stdin, verdicts on
+    stdout (``--serve``: one per line, until stdin closes)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (JUDGE_MEMORY, JUDGE_MEMORY))
+    if sys.argv[1:] == ["--serve"]:
+        _serve()
+        return
+    resource.setrlimit(resource.RLIMIT_CPU, (JUDGE_SECONDS, JUDGE_SECONDS))
+    sys.stdout.write(_answer(sys.stdin.read()))
 
 
 if __name__ == "__main__":

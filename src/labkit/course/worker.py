@@ -255,7 +255,6 @@ def _autograde(job_dir: Path, job: dict) -> str:
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.preprocessors import (
         AssignLatePenalties,
-        CheckCellMetadata,
         ClearOutput,
         DeduplicateIds,
         IgnorePattern,
@@ -266,6 +265,7 @@ def _autograde(job_dir: Path, job: dict) -> str:
 
     from labkit.course.config import JOB_CONFIG, config_from_json
     from labkit.course.execution import GradingExecute, TimedSaveAutoGrades
+    from labkit.course.metadata import CheckCellMetadata  # nbgrader's, schema compiled once
     from labkit.course.sanitize import SanitizeNotebook
 
     db_url = f"sqlite:///{job_dir / 'gradebook.db'}"
