@@ -91,6 +91,13 @@ def test_roofline_explain_prints_the_band_around_achievable():
                     "--weight-bits", "4", "--context", "64", "--explain", "--stack",
                     "tflm-cmsis-nn")["explain"]                  # CMSIS-NN: its own band
     assert "tflm-cmsis-nn's kernels" in ring["band_basis"]
+    m7 = run_json("roofline", "--hardware", "stm32h7a3-nucleo", "--model", "llama-3.2-1b",
+                  "--weight-bits", "4", "--context", "64", "--explain")["explain"]
+    core = SHIPPED.cores[("mcu", "cortex-m7")].scale       # a core's term, no stack named
+    assert m7["stack_scale"] == pytest.approx(core) and core < 1.0
+    assert m7["terms_ms"]["stack_terms"] < 0                # an M7 retires MACs faster
+    assert m7["peak_step_ms"] + sum(m7["terms_ms"].values()) == pytest.approx(
+        m7["achievable_step_ms"])
 
 
 def test_roofline_explains_a_cnn_pass_on_its_stack_and_core():

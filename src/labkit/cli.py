@@ -337,7 +337,7 @@ def derating_report(hardware: str, model: str, batch: int = 1, context: int = 81
     args = (hardware, model, batch, context, weight_bits, kv_bits, tp)
     cls = device_class_of(hardware)
     scale = SHIPPED.scale(cls.id, stack, get_hardware(hardware).core)
-    line = with_attention(rf.get_mode("achievable", hardware, "decode"), stack)
+    line = with_attention(cls.derating("decode"), stack)  # the class line, no fitted terms
     peak = float(rf.decode_roofline(*args, mode="peak").step_s)
     real = float(rf.decode_roofline(
         *args, mode=rf.get_mode("achievable", hardware, "decode", stack)).step_s)
