@@ -119,6 +119,8 @@ def test_a_pre_xqa_stack_costs_the_cloud_model_its_kv_group_and_says_so():
     assert b.here["achievable"].kv_step_s == pytest.approx(
         a.here["achievable"].kv_step_s * m.q_heads / m.kv_heads, rel=1e-12)
     assert "once for each query head" in term_text(old, "datacenter GPU")
+    assert term_text(old, "datacenter GPU").index("query head") < term_text(
+        old, "datacenter GPU").index("published case")
     assert "query head" not in term_text(new, "datacenter GPU")
 
 

@@ -48,28 +48,30 @@ def term_text(c: StackChoice, class_label: str) -> str:
             f"; the {c.core} core's fitted {_x(c.core_term.scale)} applies whatever the stack")
     if not c.named:
         return f"no stack named: achievable is the {class_label} class line{core}"
-    return _kernel_clause(c, class_label, core) + _attention_clause(c)
+    return _kernel_clause(c, class_label, _attention_clause(c) + core)
 
 
 def _attention_clause(c: StackChoice) -> str:
     if not c.kv_per_query_head:
         return ""
-    return ("; its decode attention runs one thread block per query head, so a "
-            "grouped-query model's KV cache is fetched once for each query head sharing "
-            "it (query heads / KV heads times the KV bytes)")
+    return (" plus the KV reads its attention kernel repeats (one thread block per query "
+            "head fetches a grouped-query model's KV cache once for each query head sharing "
+            "it: query heads / KV heads times the bytes)")
 
 
-def _kernel_clause(c: StackChoice, class_label: str, core: str) -> str:
+def _kernel_clause(c: StackChoice, class_label: str, after: str) -> str:
+    """The stack's kernel term (fitted, or the class line), then ``after`` (its attention
+    and the core's term), then its published cases."""
     if c.kernel_term is not None:
         t = c.kernel_term
         return (f"achievable on {c.label} is the {class_label} line with its {c.kernels} "
                 f"kernels' fitted {_x(t.scale)} (least squares over "
                 f"{counted(t.cases, 'case')} from "
-                f"{counted(t.families, 'source family', 'source families')}){core}"
+                f"{counted(t.families, 'source family', 'source families')}){after}"
                 f"{_cases_clause(c)}")
     return (f"{c.label}'s {c.kernels} kernels have no fitted term (a term needs cases from "
             f"two source families among the cases the line is fitted on): achievable is "
-            f"the {class_label} class line{core}{_cases_clause(c)}")
+            f"the {class_label} class line{after}{_cases_clause(c)}")
 
 
 def band_text(c: StackChoice, class_label: str) -> str:
