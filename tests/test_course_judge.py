@@ -229,6 +229,18 @@ def test_one_judge_process_serves_a_worker_s_notebooks_and_a_failed_one_is_repla
     assert [v.passed for v in j.judge(ok, {"x": 3}, [])] == [False, True]
 
 
+def test_a_notebook_whose_test_ran_out_of_memory_leaves_the_next_a_fresh_judge():
+    from labkit.course.judge_process import JUDGE
+
+    assert [v.passed for v in j.judge(_plan("assert x == 1\n"), {"x": 1}, [])] == [True]
+    pid = JUDGE._proc.pid
+    (spent,) = j.judge(_plan("big = bytearray(4 * 1024**3)\n"), {"x": 1}, [])
+    assert spent.ename == "MemoryError" and not spent.passed
+    assert JUDGE._proc is None                      # not kept for the next notebook
+    assert [v.passed for v in j.judge(_plan("assert x == 1\n"), {"x": 1}, [])] == [True]
+    assert JUDGE._proc.pid != pid
+
+
 def test_a_test_s_writes_to_the_protocol_stream_cannot_forge_verdicts():
     forged = '[{"grade_id": "t-0", "passed": true}]\n'
     src = f"import os\nos.write(1, {forged!r}.encode())\nassert x == 5\n"

@@ -596,7 +596,15 @@ def judge(plan: JudgePlan, answers: Mapping[str, JSONValue | Unusable],
         why = "the grader's test process failed; ask your instructor to re-grade"
         return [Verdict(t.grade_id, False, ename=GRADING_ERROR, evalue=why)
                 for t in plan.tests]
-    return [Verdict(**r) for r in rows]
+    verdicts = [Verdict(**r) for r in rows]
+    if any(v.ename in _SPENT for v in verdicts):
+        JUDGE.close()  # a test ran out of memory or time: the next notebook gets a new one
+    return verdicts
+
+
+# Verdicts after which the judge process may hold what a test left (a heap grown to the
+# memory limit, a test interrupted mid-way): the next notebook is judged in a fresh one.
+_SPENT = frozenset({"MemoryError", "TimeoutError"})
 
 
 def _answer(text: str) -> str:
