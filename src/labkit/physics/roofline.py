@@ -85,7 +85,7 @@ def balance_context(hardware: str | Hardware, model: str | Model, kv_bits: int =
 
 
 def kv_read_factor(model: str | Model, mode: str | Derating = "peak") -> float:
-    """Times each KV byte is read per step, 1 (dimensionless).
+    """Times each KV byte is read per decode step (dimensionless).
 
     A kernel that runs one thread block per *query* head (``kv_per_query_head``) fetches
     a KV head's cache once for each of the q_heads / kv_heads query heads sharing it:
