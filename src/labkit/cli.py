@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="labkit", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("roofline", help="decode roofline: B*, L*, per-token split")
+    p = sub.add_parser("roofline", help="decode roofline: B*, L*, per-token split "
+                                       "(a CNN: one pass)")
     _add_common(p)
     p.add_argument("--batch", type=_count, default=1, help="sequences per step (>= 1)")
     p.add_argument("--context", type=_tokens, default=8192, help="context tokens (>= 1)")
