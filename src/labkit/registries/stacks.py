@@ -51,11 +51,12 @@ STACKS: Mapping[str, Stack] = MappingProxyType({s.id: s for s in (
        "TensorRT-LLM: compiled TensorRT engines with fused attention (NIM's LLM profiles "
        "run it)"),
     _S("tensorrt-llm-pre-xqa", "TensorRT-LLM before 0.8 (no XQA)", "tensorrt-llm", "gpu",
-       "https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/XQA-kernel.md: "
-       "the XQA kernel (in the v0.8 releases) packs a GQA group's query heads and "
-       "'reduces data loading'; Llama-70B, 1 H200, 128/2048: 1,227 -> 2,941 tok/s/GPU "
-       "(2.4x). Before it the masked multi-head attention kernel fetches the KV once per "
-       "query head", kv_per_query_head=True),
+       "https://github.com/NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/"
+       "decoderMaskedMultiheadAttention: the masked multi-head attention launch's grid is "
+       "num_heads x batch_size, one thread block per query head; docs/source/blogs/"
+       "XQA-kernel.md: the XQA kernel (in the v0.8 releases) packs a GQA group's query "
+       "heads and 'reduces data loading', Llama-70B on 1 H200, 128/2048: 1,227 -> 2,941 "
+       "tok/s/GPU (2.4x)", kv_per_query_head=True),
     _S("sglang", "SGLang", "sglang", "gpu", "https://github.com/sgl-project/sglang: RadixAttention "
        "runtime, FlashInfer kernels"),
     _S("llama.cpp-cuda", "llama.cpp (CUDA)", "llama.cpp", "gpu", "https://github.com/ggml-org/"
