@@ -274,7 +274,7 @@ def test_kv_read_factor_is_the_query_heads_sharing_a_kv_head():
     assert rf.kv_read_factor("llama-2-7b", per_q) == 1.0          # MHA: one each
     assert rf.kv_read_factor(m, "achievable") == 1.0              # a grouped kernel
     assert rf.kv_read_factor(m, "peak") == 1.0
-    assert with_attention(rf.MODES["peak"], "tensorrt-llm-pre-xqa").name == "peak"
+    assert with_attention(rf.MODES["peak"], "tensorrt-llm-pre-xqa") is rf.MODES["peak"]
     assert not with_attention(get_mode("achievable", "h100-sxm"), "vllm").kv_per_query_head
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from labkit.course.config import CourseSettings
-    from labkit.physics.roofline import DeratingTerm
+    from labkit.physics.derating import DeratingTerm
 
 EXIT_USAGE = 2
 
@@ -379,7 +379,7 @@ def _cnn_derating_report(hardware: str, model: str, batch: int, weight_bits: int
     def pass_s(mode: str | Derating) -> float:
         return float(cnn_inference_time(hw, model, weight_bits, batch, mode).latency_s)
 
-    line = device_class_of(hw).derating("cnn")
+    line = cls.derating("cnn")
     real = pass_s(get_mode("achievable", hw, "cnn", stack))
     terms = cnn_derating_contributions(hw, model, weight_bits, batch, line)
     return {"device_class": cls.label, "stack": stack, "core": hw.core, "stack_scale": scale,

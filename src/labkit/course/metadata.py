@@ -25,10 +25,9 @@ from nbgrader.preprocessors import CheckCellMetadata as StockCheckCellMetadata
 
 
 @functools.cache
-def _schema_validator(version: int) -> Validator:
-    """One validator of nbgrader's schema ``version`` (the schema checked here, once)."""
+def _schema_validator() -> Validator:
+    """One validator of nbgrader's v3 schema (the schema checked here, once)."""
     schema = MetadataValidatorV3().schema
-    assert MetadataValidatorV3.schema_version == version
     cls = validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
@@ -45,7 +44,7 @@ class _CompiledSchema(BaseMetadataValidator):
         if version != self.schema_version:  # nbgrader's own message and error class
             super().validate_cell(cell)
             return
-        error = best_match(_schema_validator(self.schema_version).iter_errors(meta))
+        error = best_match(_schema_validator().iter_errors(meta))
         if error is not None:
             raise error
 

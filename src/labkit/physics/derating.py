@@ -33,7 +33,7 @@ no string switches); :func:`get_mode` resolves ``"achievable"`` through it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
@@ -282,3 +282,46 @@ def with_attention(d: Derating, stack: str | None) -> Derating:
 
 
 MODES: Mapping[str, Derating] = MappingProxyType({"peak": PEAK, "achievable": ACHIEVABLE})
+
+
+# -- what each term adds (labkit roofline --explain, Lab 2 Part A) -------------------------
+@dataclass(frozen=True)
+class DeratingTerm:
+    """What one derating term adds to a decode step or a CNN pass, s (terms switched on
+    in order)."""
+
+    key: str
+    label: str
+    added_step_s: float
+    source: str
+
+
+_OFF: Mapping[str, object] = MappingProxyType({
+    "bandwidth_efficiency": 1.0, "flop_efficiency": 1.0, "step_overhead_s": 0.0,
+    "include_lm_head": False, "layer_overhead_s": 0.0, "moe_layer_overhead_s": 0.0,
+    "bits_bandwidth": MappingProxyType({}), "fp32_flop_efficiency": None,
+    "tp_allreduce": False, "layer_tail_flop": 0.0, "kv_per_query_head": False,
+})
+"""Each term's value in ``peak`` (switched off)."""
+
+
+def switched_on(d: Derating, keys: set[str]) -> Derating:
+    """``d`` with only the terms in ``keys`` on, every other at its peak value."""
+    return replace(d, **{f: off for f, off in _OFF.items() if f not in keys})  # type: ignore[arg-type]
+
+
+def contributions(d: Derating, terms: Sequence[tuple[str, str]],
+                  time_s: Callable[[Derating], float]) -> tuple[DeratingTerm, ...]:
+    """Each of ``terms`` (key, label) switched on one after another from peak, and the
+    seconds it adds to ``time_s``; with every term ``d`` sets among them they sum to
+    time_s(d) - time_s(peak). Terms that add nothing are left out."""
+    on: set[str] = set()
+    prev = time_s(switched_on(d, on))
+    out = []
+    for key, label in terms:
+        on.add(key)
+        now = time_s(switched_on(d, on))
+        if now != prev:
+            out.append(DeratingTerm(key, label, now - prev, str(d.sources.get(key, ""))))
+        prev = now
+    return tuple(out)

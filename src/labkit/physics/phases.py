@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from labkit.core import validation as v
+from labkit.physics.derating import contributions
 from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device, weight_bytes
 from labkit.physics.roofline import (
     FLOP_PER_WEIGHT_PER_TOKEN,
@@ -246,18 +247,6 @@ CNN_DERATING_TERMS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _cnn_switched_on(d: Derating, keys: set[str]) -> Derating:
-    """``d`` with only the CNN terms in ``keys`` on (the others at their peak value)."""
-    return Derating(
-        d.name, d.bandwidth_efficiency if "bandwidth_efficiency" in keys else 1.0,
-        d.flop_efficiency if "flop_efficiency" in keys else 1.0,
-        d.step_overhead_s if "step_overhead_s" in keys else 0.0, False, d.sources,
-        layer_overhead_s=d.layer_overhead_s if "layer_overhead_s" in keys else 0.0,
-        fp32_flop_efficiency=(d.fp32_flop_efficiency if "fp32_flop_efficiency" in keys
-                              else None),
-        layer_tail_flop=d.layer_tail_flop if "layer_tail_flop" in keys else 0.0)
-
-
 def cnn_derating_contributions(hardware: str | Hardware, model: str | Model,
                                weight_bits: int = 8, batch: float = 1,
                                mode: str | Derating = "achievable",
@@ -268,19 +257,8 @@ def cnn_derating_contributions(hardware: str | Hardware, model: str | Model,
     one it would read as a negative term (an FP32 pass is derated by it alone). Terms that
     add nothing are left out."""
     hw = get_hardware(hardware)
-    d = get_mode(mode, hw, "cnn")
-    on: set[str] = set()
-    prev = float(cnn_inference_time(hw, model, weight_bits, batch, _cnn_switched_on(d, on),
-                                    precision).latency_s)
-    out = []
-    for key, label in CNN_DERATING_TERMS:
-        on.add(key)
-        now = float(cnn_inference_time(hw, model, weight_bits, batch,
-                                       _cnn_switched_on(d, on), precision).latency_s)
-        if now != prev:
-            out.append(DeratingTerm(key, label, now - prev, str(d.sources.get(key, ""))))
-        prev = now
-    return tuple(out)
+    return contributions(get_mode(mode, hw, "cnn"), CNN_DERATING_TERMS, lambda d: float(
+        cnn_inference_time(hw, model, weight_bits, batch, d, precision).latency_s))
 
 
 def front_end_ops_per_s(hardware: str | Hardware, mode: str | Derating = "achievable"

@@ -30,6 +30,8 @@ from labkit.physics.derating import ACHIEVABLE as ACHIEVABLE  # re-exported for 
 from labkit.physics.derating import MODES as MODES
 from labkit.physics.derating import PEAK as PEAK
 from labkit.physics.derating import Derating as Derating
+from labkit.physics.derating import DeratingTerm as DeratingTerm
+from labkit.physics.derating import contributions
 from labkit.physics.derating import get_mode as get_mode
 from labkit.physics.kvcache import kv_bytes_per_token, kv_fraction_per_device
 from labkit.physics.links import link_of, tp_allreduce_bytes, tp_allreduce_messages
@@ -480,31 +482,6 @@ DERATING_TERMS: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class DeratingTerm:
-    """What one derating term adds to a decode step, s (terms switched on in order)."""
-
-    key: str
-    label: str
-    added_step_s: float
-    source: str
-
-
-def _switched_on(d: Derating, keys: set[str]) -> Derating:
-    """``d`` with only the terms in ``keys`` on (the others at their peak value)."""
-    return Derating(
-        d.name, d.bandwidth_efficiency if "bandwidth_efficiency" in keys else 1.0,
-        d.flop_efficiency if "flop_efficiency" in keys else 1.0,
-        d.step_overhead_s if "step_overhead_s" in keys else 0.0,
-        d.include_lm_head and "include_lm_head" in keys, d.sources,
-        layer_overhead_s=d.layer_overhead_s if "layer_overhead_s" in keys else 0.0,
-        moe_layer_overhead_s=(d.moe_layer_overhead_s if "moe_layer_overhead_s" in keys
-                              else 0.0),
-        bits_bandwidth=d.bits_bandwidth if "bits_bandwidth" in keys else {},
-        tp_allreduce=d.tp_allreduce and "tp_allreduce" in keys,
-        kv_per_query_head=d.kv_per_query_head and "kv_per_query_head" in keys)
-
-
 def derating_contributions(hardware: str | Hardware, model: str | Model, batch: float = 1,
                            context_tokens: float = 8192, weight_bits: int = 16,
                            kv_bits: int = 16, tp: int = 1, mode: str | Derating = "achievable",
@@ -513,16 +490,5 @@ def derating_contributions(hardware: str | Hardware, model: str | Model, batch: 
     another in :data:`DERATING_TERMS` order from the peak step (they sum to achievable -
     peak). Terms that add nothing are left out."""
     hw = get_hardware(hardware)
-    d = get_mode(mode, hw)
-    on: set[str] = set()
-    prev = float(decode_roofline(hw, model, batch, context_tokens, weight_bits, kv_bits, tp,
-                                 _switched_on(d, on), precision).step_s)
-    out = []
-    for key, label in DERATING_TERMS:
-        on.add(key)
-        now = float(decode_roofline(hw, model, batch, context_tokens, weight_bits, kv_bits,
-                                    tp, _switched_on(d, on), precision).step_s)
-        if now - prev > 0.0:
-            out.append(DeratingTerm(key, label, now - prev, str(d.sources.get(key, ""))))
-        prev = now
-    return tuple(out)
+    return contributions(get_mode(mode, hw), DERATING_TERMS, lambda d: float(decode_roofline(
+        hw, model, batch, context_tokens, weight_bits, kv_bits, tp, d, precision).step_s))
