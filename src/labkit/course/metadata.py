@@ -2,11 +2,12 @@
 
 Stock :class:`nbgrader.preprocessors.CheckCellMetadata` validates every nbgrader cell with
 ``jsonschema.validate(metadata, schema)``, which checks the *schema itself* before each
-cell: on a Lab 1 notebook (73 nbgrader cells, checked in both of autograde's step lists)
-that was about 0.28 s of a grading job's 1.1 s of CPU. :class:`CheckCellMetadata` here
-runs nbgrader's own v3 validator -- the version checks, grade ids, points, cell types and
-duplicate ids -- with one validator per process built from the schema checked once, and
-raises what ``jsonschema.validate`` raises (the best-matching error) on the same input.
+cell, on every nbgrader cell of a Lab 1 notebook, in both of autograde's step lists.
+Measured with 32 Lab 1 submissions on 2 workers: 1.65 -> 1.55 CPU-s per submission.
+:class:`CheckCellMetadata` here runs nbgrader's own v3 validator -- the version checks,
+grade ids, points, cell types and duplicate ids -- with one validator per process built
+from the schema checked once, and raises what ``jsonschema.validate`` raises (the
+best-matching error) on the same input.
 """
 
 from __future__ import annotations
