@@ -3,10 +3,10 @@ notebook of each track (a temporary copy of ``release/``), driven as a student w
 
 The tests of :class:`TestStudentSession` are one session per notebook, in order: Run All on
 the blank notebook, commit every prediction, look at every chart, move a slider, save /
-close / reopen, download the report. Each test first brings the notebook to the state it
-needs (committing is idempotent), so any one of them can also run alone.
-:class:`TestMemoryWall` pushes Part B past the memory wall in a fresh copy of each notebook
-that has a recipe for it in :data:`MEMORY_WALL`.
+close / reopen, download the report; on the first notebook a prediction and a slider by
+keyboard alone, first; last, on each notebook with a recipe in :data:`MEMORY_WALL`, Part B
+pushed past the memory wall. Each test first brings the notebook to the state it needs
+(committing is idempotent), so any one of them can also run alone.
 
 The notebooks are every ``release/lab*_*/*.ipynb``: a new lab's notebooks join the
 parametrisation by being released. The expected parts, choices, figure counts and report
@@ -207,9 +207,16 @@ def student(request: pytest.FixtureRequest, notebook: str, browser: Browser,
                     student_server.api(f"/api/sessions/{s['id']}", method="DELETE")
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[Path(p).parent.name for p in NOTEBOOKS],
-                         scope="class")
+def on(notebooks: list[str]) -> pytest.MarkDecorator:
+    """Run a test of :class:`TestStudentSession` on these notebooks: pytest groups the
+    class's tests by notebook, in the order they are written, so each notebook is opened
+    (and Run All) once for every test that names it."""
+    return pytest.mark.parametrize("notebook", notebooks,
+                                   ids=[Path(p).parent.name for p in notebooks], scope="class")
+
+
 class TestStudentSession:
+    @on(NOTEBOOKS)
     def test_run_all_renders_every_part_and_only_graded_tests_fail(self, student: Student):
         nb, spec = student.nb, student.spec
         assert student.open_info["windowing"] == "none", student.open_info
@@ -242,6 +249,55 @@ class TestStudentSession:
             expect(nb.reveal_gates().nth(i).locator(".labkit-gate")).to_contain_text(
                 "Commit your prediction first")
 
+    @on(NOTEBOOKS[:1])
+    def test_a_prediction_and_a_slider_by_keys(self, student: Student):
+        """One prediction committed and one slider moved with the keyboard alone, before
+        anything else is committed: arrow keys change the choice (not the notebook's active
+        cell), Enter commits, focus stays in the question, and an arrow key moves a slider
+        (and back, to the kernel's value the next test compares)."""
+        nb = student.nb
+        page = nb.page
+        active = "() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) " \
+                 ".jp-Cell')].findIndex(c => c.classList.contains('jp-mod-active'))"
+        pred = student.prediction(0)
+        radios = pred.get_by_role("radio")
+        expect(pred).to_have_attribute("data-lm-suppress-shortcuts", "true")
+        radios.nth(0).focus()
+        page.keyboard.press("Space")
+        expect(radios.nth(0)).to_be_checked()
+        before = page.evaluate(active)
+        page.keyboard.press("ArrowDown")
+        expect(radios.nth(1)).to_be_checked()
+        assert page.evaluate(active) == before, "ArrowDown moved the notebook's active cell"
+        button = pred.get_by_role("button", name="Commit prediction")
+        # The kernel enables Commit once it has the choice; Tab skips a disabled button, so
+        # wait for it as a person would see it turn active, then Tab to it.
+        expect(button).to_be_enabled()
+        for _ in range(6):   # Tab leaves the radio group for the Commit button
+            page.keyboard.press("Tab")
+            if button.evaluate("b => b === document.activeElement"):
+                break
+        assert button.evaluate("b => b === document.activeElement"), \
+            "Tab never reached the Commit button"
+        page.keyboard.press("Enter")
+        expect(pred.locator(".labkit-answer-status")).to_contain_text("committed:")
+        page.wait_for_function(
+            "el => el.contains(document.activeElement) || el === document.activeElement",
+            arg=pred.element_handle())
+        area = nb.explore(student.spec.parts[0].letter)
+        handle = area.locator(".widget-slider .noUi-handle").first
+        readout = area.locator(".widget-slider .widget-readout").first
+        cards = area.locator(".labkit-readout")
+        start, shown = readout.text_content(), cards.text_content()
+        handle.focus()
+        page.keyboard.press("ArrowRight")
+        expect(readout).not_to_have_text(start)
+        expect(cards).not_to_have_text(shown)  # the kernel has the move: nothing in flight
+        page.keyboard.press("ArrowLeft")
+        expect(readout).to_have_text(start)
+        expect(cards).to_have_text(shown)
+
+    @on(NOTEBOOKS)
     def test_every_slider_shows_the_kernel_s_starting_value(self, student: Student,
                                                              tmp_path: Path):
         """The front end keeps each slider's value: rendered, a slider whose value sat off
@@ -265,6 +321,7 @@ class TestStudentSession:
                     seen += 1
         assert seen, "no slider was compared"
 
+    @on(NOTEBOOKS)
     def test_every_chart_is_drawn(self, student: Student):
         student.commit_all()
         for part in student.spec.parts:
@@ -275,6 +332,7 @@ class TestStudentSession:
                 figs.nth(k).scroll_into_view_if_needed()
                 wait_drawn(figs.nth(k))
 
+    @on(NOTEBOOKS)
     def test_moving_a_slider_changes_the_chart(self, student: Student):
         i = student.spec.part_index(SLIDER_PART)
         student.commit(i)
@@ -284,7 +342,7 @@ class TestStudentSession:
         figs = area.locator(".bqplot.figure")
         expect(figs).to_have_count(student.spec.parts[i].figures)
         before = [wait_drawn(figs.nth(k)) for k in range(figs.count())]
-        shown, cards = value.inner_text(), area.locator(".labkit-readout").inner_text()
+        shown, cards = value.text_content(), area.locator(".labkit-readout").text_content()
         at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
 
         handle.press("ArrowLeft" if at_max else "ArrowRight")  # the keyboard, as a student
@@ -297,6 +355,7 @@ class TestStudentSession:
         assert changed, "no chart changed its tick labels or marks"
         expect(area.locator(".labkit-readout")).not_to_have_text(cards)
 
+    @on(NOTEBOOKS)
     def test_report_downloads_and_is_saved_beside_the_notebook(self, student: Student):
         nb, spec = student.nb, student.spec
         student.commit(0)
@@ -332,6 +391,7 @@ class TestStudentSession:
         assert on_disk.exists(), f"{spec.report_md} was not written beside the notebook"
         assert line in on_disk.read_text(encoding="utf-8")
 
+    @on(NOTEBOOKS)
     def test_axe_finds_no_serious_violation(self, student: Student):
         """axe-core in the browser, on what labkit renders (every output area) after Run
         All and one committed prediction per part: no serious or critical WCAG 2.1 A/AA
@@ -351,6 +411,39 @@ class TestStudentSession:
                for v in results.response["violations"]
                if v["impact"] in ("serious", "critical")]
         assert not bad, "\n".join(map(str, bad))
+
+    @on(WALL_NOTEBOOKS)
+    def test_pushing_memory_past_the_wall_shows_out_of_memory(
+            self, student: Student, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+        monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
+        """Part B's controls of :data:`MEMORY_WALL`'s recipe pushed to their ends: the
+        out-of-memory callout where the wall is reachable. Last: it leaves Part B there."""
+        steps, reachable = MEMORY_WALL[student.spec.assignment]
+        student.commit(student.spec.part_index("B"))
+        area = student.nb.explore("B")
+        # the out-of-memory callout (a hard-deadline track has a deadline callout beside it)
+        oom = area.locator(".widget-html.labkit-callout-danger").filter(
+            has_text="Out of memory")
+        cards = area.locator(".labkit-readout")
+        for control, key in steps:
+            label = _control_label(student.spec.assignment, control, tmp_path)
+            handle = student.nb.slider_handle(area, label)
+            expect(handle).to_have_count(1)
+            before = cards.text_content()
+            handle.press(key)
+            if handle.get_attribute("aria-valuenow") != (
+                    handle.get_attribute("aria-valuemax" if key == "End" else "aria-valuemin")):
+                raise AssertionError(f"{label}: {key} did not move the slider to its end")
+            if not reachable:
+                expect(cards).not_to_have_text(before)
+        if reachable:
+            expect(oom).to_be_visible()
+            expect(oom).to_contain_text("Out of memory")
+            expect(oom).to_contain_text("FAILURE")
+            expect(cards).to_contain_text("OOM")
+        else:
+            expect(oom).to_have_count(0)
+            expect(cards).not_to_contain_text("OOM")
 
 
 # Committing and restoring go through the same widget and answer store on every track
@@ -419,91 +512,5 @@ class TestAnswers:
         assert json.loads((nb.folder / DEFAULT_ANSWERS_PATH).read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("notebook", WALL_NOTEBOOKS,
-                         ids=[Path(p).parent.name for p in WALL_NOTEBOOKS], scope="class")
-class TestMemoryWall:
-    """Part B of each notebook with a :data:`MEMORY_WALL` recipe, in a fresh copy."""
-
-    fresh_copy = True
-
-    def test_pushing_memory_past_the_wall_shows_out_of_memory(
-            self, student: Student, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-        monkeypatch.setenv("LABKIT_LEDGER", str(tmp_path / "ledger.json"))
-        steps, reachable = MEMORY_WALL[student.spec.assignment]
-        student.commit(student.spec.part_index("B"))
-        area = student.nb.explore("B")
-        # the out-of-memory callout (a hard-deadline track has a deadline callout beside it)
-        oom = area.locator(".widget-html.labkit-callout-danger").filter(
-            has_text="Out of memory")
-        cards = area.locator(".labkit-readout")
-        for control, key in steps:
-            label = _control_label(student.spec.assignment, control, tmp_path)
-            handle = student.nb.slider_handle(area, label)
-            expect(handle).to_have_count(1)
-            before = cards.inner_text()
-            handle.press(key)
-            if handle.get_attribute("aria-valuenow") != (
-                    handle.get_attribute("aria-valuemax" if key == "End" else "aria-valuemin")):
-                raise AssertionError(f"{label}: {key} did not move the slider to its end")
-            if not reachable:
-                expect(cards).not_to_have_text(before)
-        if reachable:
-            expect(oom).to_be_visible()
-            expect(oom).to_contain_text("Out of memory")
-            expect(oom).to_contain_text("FAILURE")
-            expect(cards).to_contain_text("OOM")
-        else:
-            expect(oom).to_have_count(0)
-            expect(cards).not_to_contain_text("OOM")
-
-
 def test_every_memory_wall_recipe_names_a_released_notebook():
     assert set(MEMORY_WALL) <= {Path(p).parent.name for p in NOTEBOOKS}
-
-
-@pytest.mark.parametrize("notebook", NOTEBOOKS[:1], ids=[Path(NOTEBOOKS[0]).parent.name],
-                         scope="class")
-class TestKeyboardOnly:
-    """One prediction committed and one slider moved with the keyboard alone, in a fresh
-    copy: arrow keys change the choice (not the notebook's active cell), Enter commits,
-    focus stays in the question, and an arrow key moves a slider."""
-
-    fresh_copy = True
-
-    def test_a_prediction_and_a_slider_by_keys(self, student: Student):
-        nb = student.nb
-        page = nb.page
-        active = "() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) " \
-                 ".jp-Cell')].findIndex(c => c.classList.contains('jp-mod-active'))"
-        pred = student.prediction(0)
-        radios = pred.get_by_role("radio")
-        expect(pred).to_have_attribute("data-lm-suppress-shortcuts", "true")
-        radios.nth(0).focus()
-        page.keyboard.press("Space")
-        expect(radios.nth(0)).to_be_checked()
-        before = page.evaluate(active)
-        page.keyboard.press("ArrowDown")
-        expect(radios.nth(1)).to_be_checked()
-        assert page.evaluate(active) == before, "ArrowDown moved the notebook's active cell"
-        button = pred.get_by_role("button", name="Commit prediction")
-        # The kernel enables Commit once it has the choice; Tab skips a disabled button, so
-        # wait for it as a person would see it turn active, then Tab to it.
-        expect(button).to_be_enabled()
-        for _ in range(6):   # Tab leaves the radio group for the Commit button
-            page.keyboard.press("Tab")
-            if button.evaluate("b => b === document.activeElement"):
-                break
-        assert button.evaluate("b => b === document.activeElement"), \
-            "Tab never reached the Commit button"
-        page.keyboard.press("Enter")
-        expect(pred.locator(".labkit-answer-status")).to_contain_text("committed:")
-        page.wait_for_function(
-            "el => el.contains(document.activeElement) || el === document.activeElement",
-            arg=pred.element_handle())
-        area = nb.explore(student.spec.parts[0].letter)
-        handle = area.locator(".widget-slider .noUi-handle").first
-        readout = area.locator(".widget-slider .widget-readout").first
-        start = readout.inner_text()
-        handle.focus()
-        page.keyboard.press("ArrowRight")
-        expect(readout).not_to_have_text(start)
