@@ -14,6 +14,14 @@ import pytest
 LABKIT = shutil.which("labkit", path=str(Path(sys.executable).parent)) or "labkit"
 
 
+def band_of(device_class: str, stack: str | None = None):
+    """The shipped band the CLI prints (tests/test_band.py: it is the computation's)."""
+    from labkit.registries.bands import shipped_band
+    from labkit.registries.stacks import get_stack
+
+    return shipped_band(device_class, get_stack(stack).kernels if stack else None)
+
+
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONWARNINGS": "error::DeprecationWarning:labkit"}
     return subprocess.run([LABKIT, *args], capture_output=True, text=True, timeout=60, env=env)
@@ -69,7 +77,6 @@ def test_roofline_explain_lists_each_derating_term_and_they_add_up():
 
 
 def test_roofline_explain_prints_the_band_around_achievable():
-    from labkit.physics.band import band_of
     from labkit.physics.stacks import SHIPPED
 
     args = ("roofline", "--hardware", "h100-sxm", "--model", "llama-3.1-8b", "--batch", "8",
@@ -103,7 +110,6 @@ def test_roofline_explain_prints_the_band_around_achievable():
 def test_roofline_explains_a_cnn_pass_on_its_stack_and_core():
     """A CNN has no decode loop: one pass, its terms switched on from peak, the stack's
     and core's fitted terms on top (they sum to achievable), and the kernels' band."""
-    from labkit.physics.band import band_of
     from labkit.physics.derating import get_mode
     from labkit.physics.phases import cnn_inference_time
     from labkit.physics.stacks import SHIPPED

@@ -301,18 +301,21 @@ def _emit(obj: dict[str, object], as_json: bool) -> None:
 def _band_report(hardware: str, stack: str | None, achievable_s: float,
                  key: str) -> dict[str, object]:
     """The band published systems span around ``achievable_s`` (``key``: its ms pair's
-    name) and where it comes from."""
+    name) and where it comes from: the shipped band the labs draw
+    (:func:`labkit.registries.bands.shipped_band`)."""
     from labkit.core.format import percentile_name
-    from labkit.physics.band import QUANTILES, band_for
+    from labkit.physics.derating import device_class_of
+    from labkit.registries.bands import shipped_band
+    from labkit.registries.stacks import get_stack
 
-    band = band_for(hardware, stack)
-    fast, slow = band.around(achievable_s)
-    lo, hi = (percentile_name(q) for q in QUANTILES)
-    who = {"stack": f"{band.stack}'s kernels in the {band.device_class} class",
-           "class": f"the {band.device_class} class, any stack",
-           "all classes": f"every class (the {band.device_class} class has too few source "
-                          "families for its own)"}[band.scope]
-    return {key: [fast * 1e3, slow * 1e3],
+    c = device_class_of(hardware).id
+    band = shipped_band(c, get_stack(stack).kernels if stack else None)
+    lo, hi = (percentile_name(q) for q in band.quantiles)
+    who = {"stack": f"{stack}'s kernels ({band.kernels}) in the {c} class",
+           "class": f"the {c} class, any stack",
+           "all classes": f"every class (the {c} class has too few source families for its "
+                          "own)"}[band.scope]
+    return {key: [achievable_s * band.low * 1e3, achievable_s * band.high * 1e3],
             "band_basis": (f"{lo} to {hi} percentile of published systems' measured / "
                            "achievable, each "
                            f"from its class refit without its source family: {who} "

@@ -25,7 +25,7 @@ from labkit.physics.derating import Derating, device_class_of, get_mode
 from labkit.physics.stacks import SHIPPED, Term
 from labkit.plans.equations import Equation, equation
 from labkit.plans.measured import calibration_row
-from labkit.registries.bands import BANDS, KERNEL_BANDS, ClassBand
+from labkit.registries.bands import BANDS, ClassBand, shipped_band
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.measurements import MEASUREMENTS, Measurement
 from labkit.registries.models import get_model
@@ -89,7 +89,7 @@ def _choice(c: str, core: str | None, stack: str, workload: str) -> StackChoice:
     cases = tuple(m for m in MEASUREMENTS if m.workload == workload and m.stack == stack
                   and device_class_of(m.hardware).id == c) if stack else ()
     ratios = [calibration_row(m).ratio for m in cases]
-    band = (KERNEL_BANDS.get((c, kernels)) if kernels else None) or BANDS.get(c)
+    band = shipped_band(c, kernels) if c in BANDS else None
     return StackChoice(stack, label, kernels, c, core,
                        SHIPPED.kernels.get((c, kernels)) if kernels else None,
                        SHIPPED.cores.get((c, core)) if core else None, band,

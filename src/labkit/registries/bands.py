@@ -78,3 +78,15 @@ KERNEL_BANDS: Mapping[tuple[str, str], ClassBand] = MappingProxyType(
 """(device class id, kernel library) -> the library's own shipped band, where its cases
 pin one (:data:`labkit.physics.band.MIN_STACK_CASES` cases from
 :data:`~labkit.physics.band.MIN_STACK_FAMILIES` source families)."""
+
+
+def shipped_band(device_class: str, kernels: str | None = None) -> ClassBand:
+    """The band shipped for ``device_class`` and a stack with kernel library ``kernels``:
+    the library's own where its cases pin one, else the class's (which says when it is
+    every class's). The one lookup the labs and ``labkit roofline --explain`` share."""
+    band = (KERNEL_BANDS.get((device_class, kernels)) if kernels else None) or \
+        BANDS.get(device_class)
+    if band is None:
+        raise ValueError(f"device_class {device_class!r} has no shipped band "
+                         f"(known: {', '.join(sorted(BANDS))})")
+    return band
