@@ -22,9 +22,10 @@ def lookup(parameter: str, table: Mapping[str, T], key: object) -> T:
     ``parameter``.
     """
     if not isinstance(key, str):
+        for held in table.values():  # (a registry holds one type: the first answers)
+            if isinstance(key, type(held)):
+                return key
         held_types = tuple({type(held) for held in table.values()})
-        if held_types and isinstance(key, held_types):
-            return key
         kinds = " or ".join(sorted(t.__name__ for t in held_types)) or "registry object"
         raise UnknownIdError(
             f"{parameter} must be a registry id string or a {kinds}, got {key!r}")

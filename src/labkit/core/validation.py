@@ -47,8 +47,19 @@ def _all(cond: ArrayLike) -> bool:
     return bool(np.all(cond))
 
 
+def _plain(value: object) -> bool:
+    """A Python float or int (not a bool): checked without numpy, the common case of a
+    model's scalar call (a search calls the physics hundreds of thousands of times)."""
+    return type(value) is float or type(value) is int
+
+
 def finite(name: str, value: object) -> Number:
     """Any finite number (or array of them)."""
+    if _plain(value):
+        x = float(value)  # type: ignore[arg-type]
+        if not math.isfinite(x):
+            raise _fail(name, "a finite number", value)
+        return x
     v = _as_numeric(name, value)
     if not _all(np.isfinite(v)):
         raise _fail(name, "a finite number", value)
@@ -58,7 +69,7 @@ def finite(name: str, value: object) -> Number:
 def positive(name: str, value: object) -> Number:
     """A finite number > 0."""
     v = finite(name, value)
-    if not _all(np.asarray(v) > 0):
+    if not (v > 0 if isinstance(v, float) else _all(np.asarray(v) > 0)):
         raise _fail(name, "a finite number > 0", value)
     return v
 
@@ -66,7 +77,7 @@ def positive(name: str, value: object) -> Number:
 def non_negative(name: str, value: object) -> Number:
     """A finite number >= 0."""
     v = finite(name, value)
-    if not _all(np.asarray(v) >= 0):
+    if not (v >= 0 if isinstance(v, float) else _all(np.asarray(v) >= 0)):
         raise _fail(name, "a finite number >= 0", value)
     return v
 
@@ -76,7 +87,7 @@ def fraction(
 ) -> Number:
     """A finite number in [0, 1] (ends optionally excluded)."""
     v = finite(name, value)
-    arr = np.asarray(v)
+    arr = v if isinstance(v, float) else np.asarray(v)
     lo_ok = arr >= 0 if allow_zero else arr > 0
     hi_ok = arr <= 1 if allow_one else arr < 1
     if not (_all(lo_ok) and _all(hi_ok)):
@@ -88,6 +99,10 @@ def fraction(
 
 def positive_int(name: str, value: object, *, minimum: int = 1) -> int:
     """An integer >= minimum (integral floats such as 8.0 are accepted)."""
+    if type(value) is int:  # the common case, without the ABC checks below
+        if value < minimum:
+            raise _fail(name, f"an integer >= {minimum}", value)
+        return value
     if isinstance(value, bool | np.bool_):
         raise _fail(name, f"an integer >= {minimum}", value)
     if isinstance(value, Integral):
