@@ -104,8 +104,8 @@ def _sleeper(root: Path, assignment: str, student: str) -> None:
     write_hostile(spec, root, assignment, root / "submitted" / student / assignment)
 
 
-def test_a_submission_past_its_time_limit_fails_alone(tmp_path):
-    db_url = fixture_course(tmp_path, ["lab1_cloud_fleet"], students=["full"])
+def test_a_submission_past_its_time_limit_fails_alone(tmp_path, lab1_cloud_fleet_course):
+    db_url = _course_copy(lab1_cloud_fleet_course, tmp_path, {"full": "full"})
     _sleeper(tmp_path, "lab1_cloud_fleet", "sleeper")
     report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
                    options=GradeOptions(workers=2, cell_timeout=120, job_timeout=JOB_LIMIT,
@@ -124,13 +124,13 @@ def test_a_submission_past_its_time_limit_fails_alone(tmp_path):
 @pytest.fixture(scope="module")
 def lab1_cloud_fleet_course(tmp_path_factory):
     """A course with lab1_cloud_fleet generated and nothing submitted, built once for the
-    Dask tests (nbgrader generate_assignment costs ~8 s of CPU); each test grades a copy."""
+    module (nbgrader generate_assignment costs seconds of CPU); each test grades a copy."""
     base = tmp_path_factory.mktemp("course")
     new_course(base, ["lab1_cloud_fleet"])
     return base
 
 
-def _dask_course(base, dest, students: dict[str, str]) -> str:
+def _course_copy(base, dest, students: dict[str, str]) -> str:
     """A copy of ``base`` with fixture submissions, named as given (``name: fixture``)."""
     shutil.copytree(base, dest, dirs_exist_ok=True)
     _submit(dest, students)
@@ -149,7 +149,7 @@ def test_dask_cluster_grades_like_the_local_pool(tmp_path, lab1_cloud_fleet_cour
     from labkit.course import dask_pool
 
     students = ["full", "partial", "kernel_death", "corrupt_json"]
-    db_url = _dask_course(lab1_cloud_fleet_course, tmp_path, {s: s for s in students})
+    db_url = _course_copy(lab1_cloud_fleet_course, tmp_path, {s: s for s in students})
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         report = grade(tmp_path, ["lab1_cloud_fleet"], db_url=db_url,
@@ -183,7 +183,7 @@ def test_a_killed_job_or_a_dying_kernel_on_a_dask_worker_fails_alone(
     from labkit.course import dask_pool
 
     a = "lab1_cloud_fleet"
-    db_url = _dask_course(lab1_cloud_fleet_course, tmp_path, {})
+    db_url = _course_copy(lab1_cloud_fleet_course, tmp_path, {})
     _sleeper(tmp_path, a, "a_sleeper")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
@@ -257,7 +257,7 @@ def test_plumbing_faults_cost_only_their_own_submission(tmp_path, lab1_cloud_fle
     from labkit.course.sandbox import KERNEL_UID_BASE
 
     a = "lab1_cloud_fleet"
-    db_url = _dask_course(lab1_cloud_fleet_course, tmp_path, {"full": "full"})
+    db_url = _course_copy(lab1_cloud_fleet_course, tmp_path, {"full": "full"})
     specs = {s.name: s for s in fault_attacks("lab1")}
     for spec in specs.values():
         write_hostile(spec, tmp_path, a, tmp_path / "submitted" / spec.name / a)
