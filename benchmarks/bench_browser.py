@@ -606,9 +606,12 @@ def bench_part(page: Page, nb: NotebookPage, metrics: Metrics, letter: str, args
     if area.count() == 0:
         return {"letter": letter, "skip": "no explore area"}
     area.scroll_into_view_if_needed()
+    nb.open_more(area)  # the charts past the first few sit in collapsed "More" boxes
     figs = area.locator(".bqplot.figure")
     for k in range(figs.count()):
+        figs.nth(k).scroll_into_view_if_needed()
         wait_drawn(figs.nth(k))
+    area.scroll_into_view_if_needed()
     nfig = page.evaluate("l => window.__bench.observe(l)", letter)
     page.evaluate("() => window.__bench.loadNames()")
     chosen = choose_slider(page, metrics, area)

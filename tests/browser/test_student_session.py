@@ -4,9 +4,11 @@ notebook of each track (a temporary copy of ``release/``), driven as a student w
 The tests of :class:`TestStudentSession` are one session per notebook, in order: Run All on
 the blank notebook, commit every prediction, look at every chart, move a slider, save /
 close / reopen, download the report; on the first notebook a prediction and a slider by
-keyboard alone, first; last, on each notebook with a recipe in :data:`MEMORY_WALL`, Part B
-pushed past the memory wall. Each test first brings the notebook to the state it needs
-(committing is idempotent), so any one of them can also run alone.
+keyboard alone; on each notebook with a recipe in :data:`MEMORY_WALL`, Part B pushed past
+the memory wall; on one notebook per lab (:data:`ANSWER_NOTEBOOKS`), every prediction
+committed by mouse before anything else and, last, saved, closed and reopened. Each
+notebook is opened once for all of them (:func:`on`). Each test first brings the notebook
+to the state it needs (committing is idempotent), so any one of them can also run alone.
 
 The notebooks are every ``release/lab*_*/*.ipynb``: a new lab's notebooks join the
 parametrisation by being released. The expected parts, choices, figure counts and report
@@ -20,7 +22,6 @@ import base64
 import contextlib
 import importlib
 import json
-import shutil
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -69,6 +70,10 @@ def _control_label(assignment: str, control: str, tmp: Path) -> str:
 
 
 WALL_NOTEBOOKS = [p for p in NOTEBOOKS if Path(p).parent.name in MEMORY_WALL]
+# Committing and restoring go through the same widget and answer store on every track
+# (tests/labs checks each part's restore in-process): one notebook per lab in the browser.
+ANSWER_NOTEBOOKS = [p for p in NOTEBOOKS
+                    if Path(p).parent.name in ("lab1_oura_ring", "lab2_cloud_fleet")]
 
 
 @dataclass(frozen=True)
@@ -179,19 +184,11 @@ def decoded_link(link: Locator) -> str:
 
 
 @pytest.fixture(scope="class")
-def student(request: pytest.FixtureRequest, notebook: str, browser: Browser,
-            student_server: JupyterServer,
+def student(notebook: str, browser: Browser, student_server: JupyterServer,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Student]:
-    """The notebook open in its own browser context, every cell run once (blank answers).
-
-    A class with ``fresh_copy = True`` gets its own pristine copy of the notebook's folder
-    (``<assignment>-<class>/``), untouched by the answers other classes committed."""
+    """The notebook open in its own browser context, every cell run once (blank answers)."""
     spec = notebook_spec(notebook, tmp_path_factory.mktemp("spec"))
     path = notebook
-    if getattr(request.cls, "fresh_copy", False):
-        folder = f"{spec.assignment}-{request.cls.__name__}"
-        shutil.copytree(RELEASE / spec.assignment, student_server.root / folder)
-        path = f"{folder}/{Path(notebook).name}"
     page = new_page(browser)
     nb = NotebookPage(page, student_server, path)
     try:
@@ -248,6 +245,34 @@ class TestStudentSession:
             expect(explore.locator(".bqplot")).to_have_count(0)
             expect(nb.reveal_gates().nth(i).locator(".labkit-gate")).to_contain_text(
                 "Commit your prediction first")
+
+    @on(ANSWER_NOTEBOOKS)
+    def test_committing_a_prediction_reveals_it_and_locks_the_answer(self, student: Student):
+        nb, spec = student.nb, student.spec
+        for i, part in enumerate(spec.parts):
+            pred, label = student.prediction(i), part.pick[0]
+            explore, reveal = nb.explore(part.letter), nb.reveal_gates().nth(i)
+            commit = pred.get_by_role("button", name="Commit prediction")
+            radios = pred.get_by_role("radio")
+            expect(radios).to_have_count(len(part.choices))
+            expect(commit).to_be_disabled()
+            for k in range(len(part.choices)):
+                expect(radios.nth(k)).to_be_enabled()
+
+            pred.get_by_role("radio", name=label, exact=True).check()
+            expect(commit).to_be_enabled()
+            commit.click()
+
+            expect(pred.locator(".labkit-answer-status")).to_contain_text(f"committed: {label}")
+            for k in range(len(part.choices)):
+                expect(radios.nth(k)).to_be_disabled()
+            expect(pred.get_by_role("radio", name=label, exact=True)).to_be_checked()
+            expect(commit).to_be_hidden()
+            expect(pred.get_by_role("button", name="Revise")).to_be_visible()
+            expect(reveal.locator(".labkit-reveal")).to_contain_text(f"You predicted {label}")
+            expect(reveal.locator(".labkit-gate")).to_have_count(0)
+            expect(explore.locator(".labkit-gate")).to_have_count(0)
+            expect(explore.locator(".labkit-explore-body")).to_be_visible()
 
     @on(NOTEBOOKS[:1])
     def test_a_prediction_and_a_slider_by_keys(self, student: Student):
@@ -445,47 +470,7 @@ class TestStudentSession:
             expect(oom).to_have_count(0)
             expect(cards).not_to_contain_text("OOM")
 
-
-# Committing and restoring go through the same widget and answer store on every track
-# (tests/labs checks each part's restore in-process): one notebook per lab in the browser.
-ANSWER_NOTEBOOKS = [p for p in NOTEBOOKS
-                    if Path(p).parent.name in ("lab1_oura_ring", "lab2_cloud_fleet")]
-
-
-@pytest.mark.parametrize("notebook", ANSWER_NOTEBOOKS,
-                         ids=[Path(p).parent.name for p in ANSWER_NOTEBOOKS], scope="class")
-class TestAnswers:
-    """Commit, lock, save, close and reopen: the prediction survives."""
-
-    fresh_copy = True
-
-    def test_committing_a_prediction_reveals_it_and_locks_the_answer(self, student: Student):
-        nb, spec = student.nb, student.spec
-        for i, part in enumerate(spec.parts):
-            pred, label = student.prediction(i), part.pick[0]
-            explore, reveal = nb.explore(part.letter), nb.reveal_gates().nth(i)
-            commit = pred.get_by_role("button", name="Commit prediction")
-            radios = pred.get_by_role("radio")
-            expect(radios).to_have_count(len(part.choices))
-            expect(commit).to_be_disabled()
-            for k in range(len(part.choices)):
-                expect(radios.nth(k)).to_be_enabled()
-
-            pred.get_by_role("radio", name=label, exact=True).check()
-            expect(commit).to_be_enabled()
-            commit.click()
-
-            expect(pred.locator(".labkit-answer-status")).to_contain_text(f"committed: {label}")
-            for k in range(len(part.choices)):
-                expect(radios.nth(k)).to_be_disabled()
-            expect(pred.get_by_role("radio", name=label, exact=True)).to_be_checked()
-            expect(commit).to_be_hidden()
-            expect(pred.get_by_role("button", name="Revise")).to_be_visible()
-            expect(reveal.locator(".labkit-reveal")).to_contain_text(f"You predicted {label}")
-            expect(reveal.locator(".labkit-gate")).to_have_count(0)
-            expect(explore.locator(".labkit-gate")).to_have_count(0)
-            expect(explore.locator(".labkit-explore-body")).to_be_visible()
-
+    @on(ANSWER_NOTEBOOKS)
     def test_saved_prediction_survives_close_and_reopen(self, student: Student):
         nb, spec = student.nb, student.spec
         student.commit_all()
