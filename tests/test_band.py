@@ -141,6 +141,16 @@ def test_the_shipped_kernel_library_bands_are_the_computation(coverage):
     assert not any(c == "datacenter" for c, _ in KERNEL_BANDS)
 
 
+def test_the_shipped_band_of_a_stack_is_its_kernels_own_else_its_class_s():
+    from labkit.registries.bands import BANDS, KERNEL_BANDS, shipped_band
+
+    (cls, kernels), own = next(iter(KERNEL_BANDS.items()))
+    assert shipped_band(cls, kernels) == own != BANDS[cls]
+    assert shipped_band(cls, "no-such-kernels") == shipped_band(cls) == BANDS[cls]
+    with pytest.raises(ValueError, match="device_class 'toaster'"):
+        shipped_band("toaster")
+
+
 def test_a_bad_band_file_names_the_class_and_field():
     from labkit.registries.bands import load_bands
 

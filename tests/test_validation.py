@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from labkit.core import validation as v
 
@@ -40,3 +42,27 @@ def test_fraction_and_choice_and_bits():
     with pytest.raises(ValueError, match="bits must be one of 4, 8, 16, 32"):
         v.precision_bits("bits", 6)
     assert v.non_negative("z", 0) == 0.0
+
+
+@pytest.mark.parametrize("check", [v.finite, v.positive, v.non_negative, v.fraction])
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                 st.integers(min_value=-(10**400), max_value=10**400)))
+def test_a_python_number_gets_the_verdict_of_the_same_number_as_an_array(check, x):
+    """The scalar fast path (a Python float or int, checked without numpy) accepts and
+    rejects exactly what the array path does, and returns the same float."""
+    try:
+        want: object = float(check("x", np.array([float(x)]))[0])
+    except (ValueError, OverflowError):
+        want = ValueError
+    try:
+        got: object = check("x", x)
+    except ValueError as e:
+        assert str(e).startswith("x must")
+        got = ValueError
+    assert got == want and (got is ValueError or type(got) is float)
+
+
+def test_positive_int_takes_a_python_int_as_it_is():
+    assert v.positive_int("n", 3) == 3 and type(v.positive_int("n", 3)) is int
+    with pytest.raises(ValueError, match=r"^n must be an integer >= 2"):
+        v.positive_int("n", 1, minimum=2)

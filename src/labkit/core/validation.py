@@ -56,7 +56,10 @@ def _plain(value: object) -> bool:
 def finite(name: str, value: object) -> Number:
     """Any finite number (or array of them)."""
     if _plain(value):
-        x = float(value)  # type: ignore[arg-type]
+        try:
+            x = float(value)  # type: ignore[arg-type]
+        except OverflowError:  # an int past float's range
+            raise _fail(name, "a finite number", value) from None
         if not math.isfinite(x):
             raise _fail(name, "a finite number", value)
         return x
