@@ -207,7 +207,7 @@ def student(notebook: str, browser: Browser, student_server: JupyterServer,
 def on(notebooks: list[str]) -> pytest.MarkDecorator:
     """Run a test of :class:`TestStudentSession` on these notebooks: pytest groups the
     class's tests by notebook, in the order they are written, so each notebook is opened
-    (and Run All) once for every test that names it."""
+    and run once for all the tests that name it."""
     return pytest.mark.parametrize("notebook", notebooks,
                                    ids=[Path(p).parent.name for p in notebooks], scope="class")
 
