@@ -45,8 +45,6 @@ def test_a_class_band_holds_nine_tenths_of_its_held_out_ratios(cls):
     assert min(ratios.values()) <= b.low < b.high <= max(ratios.values())
     inside = [b.holds(x) for x in ratios.values()]
     assert sum(inside) / len(inside) >= 0.95 - 1e-9   # the 2.5th-97.5th percentile
-    fast, slow = b.around(0.01)
-    assert fast == pytest.approx(0.01 * b.low) and slow == pytest.approx(0.01 * b.high)
 
 
 def test_a_stack_gets_its_own_band_only_where_its_cases_pin_it():
@@ -60,7 +58,6 @@ def test_a_stack_gets_its_own_band_only_where_its_cases_pin_it():
     assert mnn.stack is None and mnn == bd.band_of("phone")
     with pytest.raises(ValueError, match="stack"):
         bd.band_of("datacenter", "no-such-stack")
-    assert bd.band_for("h100-sxm") == bd.band_of("datacenter")
 
 
 def test_coverage_counts_every_case_once_against_a_band_without_its_family(coverage):

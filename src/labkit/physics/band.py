@@ -25,7 +25,6 @@ import numpy as np
 
 from labkit.physics.derating import device_class_of
 from labkit.physics.holdout import fit_model, hold_out_families
-from labkit.registries.hardware import Hardware
 from labkit.registries.measurements import MEASUREMENTS, Measurement
 from labkit.registries.stacks import get_stack
 
@@ -55,11 +54,6 @@ class Band:
     cases: int
     families: int
     scope: str = "class"
-
-    def around(self, achievable_s: float) -> tuple[float, float]:
-        """(fastest, slowest) time real systems of this band take where achievable says
-        ``achievable_s``, s."""
-        return achievable_s * self.low, achievable_s * self.high
 
     def holds(self, ratio: float) -> bool:
         """Whether a measured / achievable ratio falls inside the band."""
@@ -134,11 +128,6 @@ def kernel_bands(measurements: Sequence[Measurement] = MEASUREMENTS
             if b.scope == "stack":
                 out[key] = b
     return dict(sorted(out.items()))
-
-
-def band_for(hardware: str | Hardware, stack: str | None = None) -> Band:
-    """The band of the hardware's device class (and ``stack``), over every case."""
-    return band_of(device_class_of(hardware).id, stack)
 
 
 @dataclass(frozen=True)

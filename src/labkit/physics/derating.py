@@ -275,8 +275,8 @@ def with_attention(d: Derating, stack: str | None) -> Derating:
     """``d`` running ``stack``'s decode attention kernel: with ``kv_per_query_head`` when
     the stack fetches the KV once per query head (a property of its kernel, not a fit;
     ``peak`` and an unknown stack are unchanged)."""
-    if d is PEAK or not stack or not get_stack(stack).kv_per_query_head:
-        return d
+    if d is PEAK or d.kv_per_query_head or not stack or not get_stack(stack).kv_per_query_head:
+        return d  # (get_mode's achievable already has it: once is enough)
     return replace(d, kv_per_query_head=True, sources=MappingProxyType(
         {**d.sources, "kv_per_query_head": get_stack(stack).source}))
 
