@@ -16,7 +16,17 @@ import pytest
 from labkit import ui as lw
 from labkit.core import format as core_format
 from labkit.core.answers import AnswerStore
-from labkit.ui import charts, controls, headless, html, keyguard, questions
+from labkit.ui import (
+    boxes,
+    callouts,
+    chart_header,
+    charts,
+    controls,
+    headless,
+    html,
+    keyguard,
+    questions,
+)
 
 UI_DIR = Path(lw.__file__).parent
 
@@ -322,18 +332,20 @@ HOMES = {
     headless: ("LIVE", "Sink", "TextBox", "TextCallout", "TextChoice", "TextMath", "TextView",
                "building",
                "plain_text"),
-    html: ("esc", "PALETTE", "SERIES", "TEXT", "CALLOUT_KINDS", "Callout", "MathPeek",
-           "RevealGate", "More"),
+    html: ("esc", "PALETTE", "SERIES", "TEXT", "CALLOUT_KINDS"),
+    callouts: ("callout",),
+    boxes: ("Callout", "MathPeek", "RevealGate", "More"),
+    chart_header: ("ChartHeader",),
     questions: ("Question", "Prediction", "Checkpoint", "Options", "Check", "Refusal",
                 "credit_text"),
     charts: ("make_scale", "set_domain", "figure", "line_mark", "bar_mark", "scatter_mark",
              "vline_mark", "vlines_mark", "hline_mark", "update_marks", "set_vline",
-             "set_hline", "log_domain", "lin_top", "nice_up", "ChartHeader", "framed",
+             "set_hline", "log_domain", "lin_top", "nice_up", "framed",
              "frame_figures", "log_ticks", "tick_labels", "LOG_TICK_FORMAT", "MAX_LOG_TICKS",
              "figures_in", "figure_name", "tooltip"),
     controls: ("precision_control", "int_control", "devices_control", "float_control",
                "log_control", "selection_control", "choice_control", "context_control",
-               "DESC_STYLE", "toggle_buttons", "toggle_width"),
+               "DESC_STYLE", "toggle_buttons", "toggle_width", "control_kind"),
 }
 
 

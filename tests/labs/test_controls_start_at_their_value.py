@@ -14,7 +14,7 @@ import math
 
 import ipywidgets as ipw
 
-from labkit.ui.controls import GridLogSlider
+from labkit.ui.log_slider import GridLogSlider
 
 
 def _front_end_value(ctl: ipw.ValueWidget) -> object:

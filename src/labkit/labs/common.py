@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
-import ipywidgets as ipw
 from traitlets import TraitError
 
 from labkit import ui as lw
@@ -46,9 +45,13 @@ from labkit.labs.parts import CHECKPOINT_POINTS as CHECKPOINT_POINTS
 from labkit.labs.parts import PREDICTION_POINTS as PREDICTION_POINTS
 from labkit.plans.deployment import GLOSSARY, Quantity
 from labkit.tracks import Track
+from labkit.ui.headless import LazyModule
 
 if TYPE_CHECKING:
     import bqplot as bq
+    import ipywidgets as ipw
+else:
+    ipw = LazyModule("ipywidgets")  # a live notebook's widgets: never imported headless
 
 
 Settings = Mapping[str, Any]
@@ -290,7 +293,7 @@ class LabPart(PartViews):
         self.title = self.titles[self.letter]
         self.controls: dict[str, ipw.ValueWidget] = {}
         self.figures: dict[str, bq.Figure] = {}
-        self.callouts: dict[str, lw.Callout] = {}
+        self.callouts: dict[str, lw.Callout | lw.TextCallout] = {}
         self._results: dict[str, Any] = {}
         self._stale = False
         self._computed: dict[str, tuple[tuple[object, ...], Any]] = {}
@@ -566,7 +569,7 @@ def _offers(ctl: ipw.ValueWidget, value: object) -> bool:
     if isinstance(value, bool | str):
         return type(ctl.value) is type(value)
     lo, hi = getattr(ctl, "min", None), getattr(ctl, "max", None)
-    if isinstance(ctl, ipw.FloatLogSlider):  # min and max are exponents of its base
+    if lw.control_kind(ctl) == "log":  # min and max are exponents of its base
         lo, hi = ctl.base ** ctl.min, ctl.base ** ctl.max
     slack = 1e-9 * max(abs(lo or 0), abs(hi or 0))  # a log slider's ends: base ** exponent
     return (lo is not None and hi is not None and isinstance(value, int | float)

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-import ipywidgets as ipw
-
 from labkit import ui as lw
 from labkit.core.answers import AnswerValue
 from labkit.core.format import fmt
 from labkit.core.keys import answer_key
 from labkit.labs.parts import CHECKPOINT_POINTS, PREDICTION_POINTS
-from labkit.ui.headless import callout_text
+from labkit.ui.headless import LazyModule, callout_text
 
 if TYPE_CHECKING:
+    import ipywidgets as ipw
+
     from labkit.core.answers import AnswerStore
     from labkit.tracks import Track
+else:
+    ipw = LazyModule("ipywidgets")  # a live notebook's widgets: never imported headless
 
 Spec = tuple[str, list[tuple[str, str]]]
 CheckSpec = tuple[str, list[tuple[str, str]], str, dict[str, str]]

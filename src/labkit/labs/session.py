@@ -20,9 +20,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import ClassVar, Generic, TypeVar
-
-import ipywidgets as ipw
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from labkit import ui as lw
 from labkit.core.answers import AnswerStore, now_iso, record_ledger, write_json_atomic
@@ -35,6 +33,12 @@ from labkit.plans.scenarios.common import memory_basis
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import get_model
 from labkit.tracks import Track, get_track
+from labkit.ui.headless import LazyModule
+
+if TYPE_CHECKING:
+    import ipywidgets as ipw
+else:
+    ipw = LazyModule("ipywidgets")  # a live notebook's widgets: never imported headless
 
 P = TypeVar("P", bound=LabPart)
 

@@ -3,8 +3,10 @@
 One namespace for the labs -- ``from labkit import ui as lw``; ``lw.Callout``,
 ``lw.figure``, ... -- gathered from focused modules:
 
-* :mod:`labkit.ui.html` -- :func:`esc`, :data:`PALETTE` / :data:`SERIES`, :class:`Callout`,
-  :class:`MathPeek`, :class:`RevealGate`;
+* :mod:`labkit.ui.html` -- :func:`esc`, :data:`PALETTE` / :data:`SERIES`;
+  :func:`callout` (:mod:`labkit.ui.callouts`) makes a status box, live or headless;
+* :mod:`labkit.ui.boxes` -- the widgets :class:`Callout`, :class:`MathPeek`, :class:`More`,
+  :class:`RevealGate`;
 * :mod:`labkit.ui.questions` -- :class:`Prediction`, :class:`Checkpoint` and their base
   :class:`Question` (commit, lock, revise beside the first answer, restore from the file;
   what committing is worth, a self-check tick, a :class:`Refusal` for a bad answer);
@@ -13,14 +15,20 @@ One namespace for the labs -- ``from labkit import ui as lw``; ``lw.Callout``,
   each plot (:func:`framed`);
 * :mod:`labkit.ui.controls` -- sliders, toggles and dropdowns whose bounds keep invalid
   states unreachable, :func:`context_control`.
+
+A headless build (:mod:`labkit.ui.headless`) never imports ipywidgets, anywidget or bqplot:
+the widget classes (:data:`_LAZY`: the boxes, :class:`ChartHeader`, :class:`KeyGuard`) are
+imported from their modules on first use, which only a live notebook makes.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from labkit.core.format import fmt_tokens as format_tokens
 from labkit.core.grids import PRECISIONS, context_options
+from labkit.ui.callouts import callout
 from labkit.ui.charts import (
     LOG_TICK_FORMAT,
     MAX_LOG_TICKS,
-    ChartHeader,
     bar_mark,
     figure,
     figure_name,
@@ -48,6 +56,7 @@ from labkit.ui.controls import (
     DESC_STYLE,
     choice_control,
     context_control,
+    control_kind,
     devices_control,
     float_control,
     int_control,
@@ -73,13 +82,8 @@ from labkit.ui.html import (
     PALETTE,
     SERIES,
     TEXT,
-    Callout,
-    MathPeek,
-    More,
-    RevealGate,
     esc,
 )
-from labkit.ui.keyguard import KeyGuard
 from labkit.ui.questions import (
     Check,
     Checkpoint,
@@ -89,6 +93,24 @@ from labkit.ui.questions import (
     Refusal,
     credit_text,
 )
+
+if TYPE_CHECKING:
+    from labkit.ui.boxes import Callout, MathPeek, More, RevealGate
+    from labkit.ui.chart_header import ChartHeader
+    from labkit.ui.keyguard import KeyGuard
+
+_LAZY = {"Callout": "labkit.ui.boxes", "MathPeek": "labkit.ui.boxes",
+         "More": "labkit.ui.boxes", "RevealGate": "labkit.ui.boxes",
+         "ChartHeader": "labkit.ui.chart_header", "KeyGuard": "labkit.ui.keyguard"}
+"""The widget classes: imported from their module on first use (never headless)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'labkit.ui' has no attribute {name!r}")
 
 __all__ = [
     "CALLOUT_KINDS",
@@ -120,9 +142,11 @@ __all__ = [
     "TextView",
     "bar_mark",
     "building",
+    "callout",
     "choice_control",
     "context_control",
     "context_options",
+    "control_kind",
     "credit_text",
     "devices_control",
     "esc",

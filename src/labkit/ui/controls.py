@@ -1,18 +1,30 @@
 """Control helpers: sliders, toggles and dropdowns whose bounds make invalid states
 unreachable (precision from a fixed list, devices >= 1, context within the model's
-``max_context``)."""
+``max_context``).
+
+Built inside a headless build (:func:`labkit.ui.headless.active`) each helper returns the
+control's stand-in from :mod:`labkit.ui.text_controls` (same values, same validation, no
+widget: ipywidgets is never imported); otherwise the ipywidgets control.
+:func:`control_kind` tells the kinds apart for both.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import ipywidgets as ipw
 import numpy as np
-import traitlets
 
 from labkit.core.format import fmt_tokens
 from labkit.core.grids import PRECISIONS, context_options
+from labkit.ui import text_controls as tc
+from labkit.ui.headless import active
+
+if TYPE_CHECKING:
+    import ipywidgets as ipw
+
+    from labkit.ui.log_slider import GridLogSlider
 
 DESC_STYLE = {"description_width": "initial"}
 """Widget style that shows a description in full (no truncation)."""
@@ -47,13 +59,41 @@ def fitted_label(label: str, width: str) -> str:
     return label if len(label) <= fits else label[:max(0, fits - 1)] + "…"
 
 
+_WIDGETS = {"int": "IntSlider", "float": "FloatSlider", "choice_toggle": "ToggleButtons",
+            "choice_slider": "SelectionSlider", "choice_dropdown": "Dropdown"}
+_STAND_INS: dict[str, type[tc.TextControl]] = {
+    "int": tc.TextIntSlider, "float": tc.TextFloatSlider, "choice_toggle": tc.TextSelection,
+    "choice_slider": tc.TextSelectionSlider, "choice_dropdown": tc.TextSelection}
+_WIDTH = {"width": "460px"}
+
+
+def _control(kind: str, layout: dict[str, str], **traits: Any) -> Any:
+    """The control of ``kind`` (a key of :data:`_WIDGETS`): its stand-in in a headless
+    build, else the ipywidgets control laid out by ``layout``."""
+    if active():
+        return _STAND_INS[kind](**traits)
+    import ipywidgets as ipw
+
+    return getattr(ipw, _WIDGETS[kind])(layout=ipw.Layout(**layout), **traits)
+
+
+def control_kind(ctl: Any) -> str:
+    """``"choice"`` (it has options), ``"log"`` (a log slider: ``min``/``max`` are
+    exponents of its ``base``), ``"int"`` or ``"float"`` -- for a widget or its stand-in."""
+    if getattr(ctl, "options", None) is not None:
+        return "choice"
+    if hasattr(ctl, "base"):
+        return "log"
+    return "int" if type(ctl.value) is int else "float"
+
+
 def toggle_buttons(description: str, options: Sequence[tuple[str, object]],
                    value: object) -> ipw.ToggleButtons:
     """ToggleButtons whose buttons are all as wide as the longest label (none truncated)."""
     labels = [str(label) for label, _ in options]
-    return ipw.ToggleButtons(options=list(options), value=value, description=description,
-                             style={**DESC_STYLE, "button_width": toggle_width(labels)},
-                             layout=ipw.Layout(max_width="100%"))
+    return _control("choice_toggle", {"max_width": "100%"}, options=list(options),
+                    value=value, description=description,
+                    style={**DESC_STYLE, "button_width": toggle_width(labels)})
 
 
 def precision_control(description: str, value: int,
@@ -73,8 +113,8 @@ def int_control(description: str, value: int, lo: int, hi: int,
     if lo > hi:
         raise ValueError(f"lo {lo} > hi {hi}")
     v = int(np.clip(value, lo, hi))
-    return ipw.IntSlider(value=v, min=int(lo), max=int(hi), step=int(step),
-                       description=description, style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+    return _control("int", _WIDTH, value=v, min=int(lo), max=int(hi), step=int(step),
+                    description=description, style=DESC_STYLE)
 
 
 def devices_control(value: int, max_devices: int,
@@ -87,38 +127,9 @@ def float_control(description: str, value: float, lo: float, hi: float,
                   step: float, readout_format: str = ".2f") -> ipw.FloatSlider:
     """A float slider over [lo, hi]; ``value`` is clamped into it."""
     v = float(np.clip(value, lo, hi))
-    return ipw.FloatSlider(value=v, min=float(lo), max=float(hi), step=float(step),
-                         description=description, readout_format=readout_format,
-                         style=DESC_STYLE, layout=ipw.Layout(width="460px"))
-
-
-class GridLogSlider(ipw.FloatLogSlider):
-    """A FloatLogSlider whose value sits exactly on its own grid of stops.
-
-    The front end keeps the slider's *position* (the exponent) on ``min + k * step`` and,
-    when it renders, sends back ``base ** position`` computed in JavaScript; a value off that
-    grid (or the float noise of the round trip) would come back as another number and move
-    every figure a student sees before they touch anything. :func:`log_control` lays the grid
-    through the starting value, and this class maps a value within a thousandth of a stop
-    of a grid point to that point's exact value (the starting value itself at its stop).
-    """
-
-    anchor = traitlets.Float(1.0).tag(sync=False)
-
-    @traitlets.validate("value")
-    def _validate_value(self, proposal: dict[str, object]) -> float:
-        """ipywidgets' clamp into [base**min, base**max], then the snap to the grid."""
-        v = float(super()._validate_value(proposal))
-        if not (v > 0 and math.isfinite(v)) or self.step <= 0:
-            return v
-        k = (math.log(v, self.base) - math.log(self.anchor, self.base)) / self.step
-        if abs(k - round(k)) > SNAP_STOPS:
-            return v
-        return float(self.anchor * self.base ** (round(k) * self.step))
-
-
-SNAP_STOPS = 1e-3
-"""How close (in stops) to a grid point a log slider's value is taken as that point."""
+    return _control("float", _WIDTH, value=v, min=float(lo), max=float(hi),
+                    step=float(step), description=description,
+                    readout_format=readout_format, style=DESC_STYLE)
 
 
 def log_grid(value: float, lo: float, hi: float, steps: int) -> tuple[float, float, float]:
@@ -132,7 +143,8 @@ def log_grid(value: float, lo: float, hi: float, steps: int) -> tuple[float, flo
 
 
 def log_control(description: str, value: float, lo: float, hi: float,
-                steps: int = 60, readout_format: str = ".3g") -> GridLogSlider:
+                steps: int = 60,
+                readout_format: str = ".3g") -> GridLogSlider | tc.TextLogSlider:
     """A base-10 log slider from ``lo`` to ``hi`` (both > 0) with about ``steps`` stops,
     laid so that ``value`` (clamped into the range) is one of them."""
     if not (0 < lo < hi):
@@ -141,9 +153,18 @@ def log_control(description: str, value: float, lo: float, hi: float,
         raise ValueError(f"steps must be >= 1; got {steps}")
     v = float(np.clip(value, lo, hi))
     emin, emax, step = log_grid(v, lo, hi, steps)
-    slider = GridLogSlider(value=v, base=10, min=emin, max=emax, step=step, anchor=v,
-                           description=description, readout_format=readout_format,
-                           style=DESC_STYLE, layout=ipw.Layout(width="460px"))
+    traits = {"value": v, "base": 10, "min": emin, "max": emax, "step": step, "anchor": v,
+              "description": description, "readout_format": readout_format,
+              "style": DESC_STYLE}
+    slider: GridLogSlider | tc.TextLogSlider
+    if active():
+        slider = tc.TextLogSlider(**traits)
+    else:
+        import ipywidgets as ipw
+
+        from labkit.ui.log_slider import GridLogSlider
+
+        slider = GridLogSlider(layout=ipw.Layout(**_WIDTH), **traits)
     slider.value = v
     return slider
 
@@ -155,23 +176,23 @@ def control_values(ctl: ipw.ValueWidget) -> list[object]:
     if opts:
         return [o[1] if isinstance(o, tuple) else o for o in opts]
     step = float(ctl.step)
-    if isinstance(ctl, ipw.FloatLogSlider):
+    kind = control_kind(ctl)
+    if kind == "log":
         anchor = float(getattr(ctl, "anchor", ctl.value))
         a = math.log(anchor, ctl.base)
         lo = round((float(ctl.min) - a) / step)
         hi = round((float(ctl.max) - a) / step)
         return [float(anchor * ctl.base ** (k * step)) for k in range(lo, hi + 1)]
     vals = np.arange(float(ctl.min), float(ctl.max) + step / 2, step)
-    if isinstance(ctl, ipw.IntSlider):
+    if kind == "int":
         return [round(float(x)) for x in vals]
     return [round(float(x), 6) for x in vals]
 
 
 def selection_control(description: str, options: Sequence[tuple[str, object]],
                       value: object) -> ipw.SelectionSlider:
-    return ipw.SelectionSlider(options=list(options), value=value, description=description,
-                             style=DESC_STYLE, layout=ipw.Layout(width="460px"),
-                             continuous_update=True)
+    return _control("choice_slider", _WIDTH, options=list(options), value=value,
+                    description=description, style=DESC_STYLE, continuous_update=True)
 
 
 def choice_control(description: str, options: Sequence[tuple[str, object]], value: object,
@@ -179,9 +200,8 @@ def choice_control(description: str, options: Sequence[tuple[str, object]], valu
     """A fixed set of choices as a Dropdown or ToggleButtons."""
     if style == "toggle":
         return toggle_buttons(description, options, value)
-    return ipw.Dropdown(options=list(options), value=value, description=description,
-                      style=DESC_STYLE, layout=ipw.Layout(width="460px"))
-
+    return _control("choice_dropdown", _WIDTH, options=list(options), value=value,
+                    description=description, style=DESC_STYLE)
 
 
 def context_control(value: int, max_context: int, min_context: int = 256,

@@ -20,18 +20,18 @@ import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import ipywidgets as ipw
+from typing import TYPE_CHECKING, Any
 
 from labkit.core.answers import AnswerEntry, AnswerStore, AnswerValue
 from labkit.core.keys import CHECKPOINT_RULE
 from labkit.ui.controls import DESC_STYLE
 from labkit.ui.headless import LIVE, Sink, TextBox, TextChoice, TextView, active, plain_text
-from labkit.ui.html import TEXT, RevealGate, esc
-from labkit.ui.keyguard import QUESTION_CLASS, KeyGuard
+from labkit.ui.html import TEXT, esc
 
-_WIDE = ipw.Layout(width="auto")
+if TYPE_CHECKING:
+    import ipywidgets as ipw
+
+    from labkit.ui.boxes import RevealGate
 
 
 Options = Sequence[str] | Sequence[tuple[str, AnswerValue]]
@@ -365,14 +365,19 @@ class Question:
 
 
 def _build_widgets(q: Question, step: float | None) -> None:
-    """``q``'s widgets: the choice, commit and revise, status and check lines."""
+    """``q``'s widgets: the choice, commit and revise, status and check lines (ipywidgets
+    imported here: a headless build never gets this far)."""
+    import ipywidgets as ipw
+
+    from labkit.ui.keyguard import QUESTION_CLASS, KeyGuard
+
     if q.bounds is not None:
         lo, hi = q.bounds
         q.choice = ipw.BoundedFloatText(
             value=lo, min=lo, max=hi, step=step or (hi - lo) / 100,
             description=q.unit, style=DESC_STYLE)
     else:
-        q.choice = ipw.RadioButtons(options=q.choices, value=None, layout=_WIDE)
+        q.choice = ipw.RadioButtons(options=q.choices, value=None, layout=ipw.Layout(width="auto"))
     q.commit_button = ipw.Button(
         description=q.commit_label, button_style="primary", icon="lock",
         disabled=q.options is not None, layout=ipw.Layout(width="auto"))
@@ -419,6 +424,8 @@ class Prediction(Question):
     def reveal_gate(self, content: ipw.Widget,
                     message: str = "Commit your prediction above to see this.") -> RevealGate:
         """A box that shows ``content`` only once this prediction is committed."""
+        from labkit.ui.boxes import RevealGate
+
         gate = RevealGate(content, message)
         self._gates.append(gate)
         if self.committed:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
-import ipywidgets as ipw
 import numpy as np
 
 from labkit.ui.headless import Sink
+
+if TYPE_CHECKING:
+    import ipywidgets as ipw
 
 
 def _differs(old: object, new: object) -> bool:

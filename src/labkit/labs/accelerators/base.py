@@ -4,9 +4,7 @@ the track, figures two per row, the takeaway hook) and :func:`feedback_map`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, cast
-
-import ipywidgets as ipw
+from typing import TYPE_CHECKING, Protocol, cast
 
 from labkit import ui as lw
 from labkit.core.format import fmt, fmt_count, fmt_time, fmt_tokens, format_bytes
@@ -18,6 +16,12 @@ from labkit.plans.roofline import paper_regime_rows, precision_floor
 from labkit.plans.stacks import NO_STACK, stack_choices
 from labkit.registries.hardware import Hardware, get_hardware
 from labkit.registries.models import Model, get_model
+from labkit.ui.headless import LazyModule
+
+if TYPE_CHECKING:
+    import ipywidgets as ipw
+else:
+    ipw = LazyModule("ipywidgets")  # a live notebook's widgets: never imported headless
 
 
 class Lab2Like(LabLike, Protocol):
@@ -123,8 +127,8 @@ class Part(LabPart):
         noun = self.track.input_noun
         return noun[:-1] if noun.endswith("s") else noun
 
-    def _callout(self, name: str, kind: str) -> lw.Callout:
-        self.callouts[name] = lw.Callout(kind)
+    def _callout(self, name: str, kind: str) -> lw.Callout | lw.TextCallout:
+        self.callouts[name] = lw.callout(kind)
         return self.callouts[name]
 
     def _add_stack_control(self, workload: str) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import ipywidgets as ipw
 import numpy as np
 
 from labkit import ui as lw
@@ -47,6 +47,9 @@ from labkit.plans.design import (
 )
 from labkit.plans.lab2 import binding_constraint
 from labkit.ui.charts import lin_top
+
+if TYPE_CHECKING:
+    import ipywidgets as ipw
 
 __all__ = ["CONSTRAINT_LABELS", "PartD", "constraint_label"]
 

@@ -3,7 +3,8 @@ values each offers (what the recovery hints try)."""
 
 from __future__ import annotations
 
-import ipywidgets as ipw
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from labkit import ui as lw
@@ -12,6 +13,9 @@ from labkit.plans.design import INTERVALS_MS, Config, fleet_users
 from labkit.registries.hardware import Hardware
 from labkit.registries.models import Model
 from labkit.tracks import Track
+
+if TYPE_CHECKING:
+    import ipywidgets as ipw
 
 __all__ = ["candidates", "design_control"]
 
@@ -65,12 +69,13 @@ def candidates(ctl: ipw.ValueWidget) -> list[object]:
     if opts:
         return [o[1] if isinstance(o, tuple) else o for o in opts]
     lo, hi = float(ctl.min), float(ctl.max)
-    if isinstance(ctl, ipw.FloatLogSlider):
+    kind = lw.control_kind(ctl)
+    if kind == "log":
         return [float(ctl.base ** x) for x in np.linspace(lo, hi, 9)]
     step = float(getattr(ctl, "step", 0) or 0)
     if step and (hi - lo) / step <= 40:
         vals = np.arange(lo, hi + step / 2, step)
     else:
         vals = np.linspace(lo, hi, 9)
-    return [round(float(v)) if isinstance(ctl, ipw.IntSlider) else round(float(v), 6)
+    return [round(float(v)) if kind == "int" else round(float(v), 6)
             for v in vals]

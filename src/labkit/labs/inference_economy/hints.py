@@ -6,14 +6,16 @@ for a pair where Part D allows it). Shared by every Lab 1 part."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-
-import ipywidgets as ipw
+from typing import TYPE_CHECKING
 
 from labkit import ui as lw
 from labkit.core.format import fmt_count
 from labkit.plans.moves import nearest_first, nearest_passing
 from labkit.plans.serving import LeverFix, lever_fixes
 from labkit.ui.controls import control_values
+
+if TYPE_CHECKING:
+    import ipywidgets as ipw
 
 MAX_CANDIDATES = 10
 """Values of one slider a hint search tries at most: the neighbours of the current value

@@ -81,9 +81,9 @@ class PartA(Part):
         self.cost_by_bits = {b: event_cost(tr, weight_bits=b).total for b in self.bits_options}
         start = decisions.a_start(self)
         self._start_at(start, decisions.a_start_note(self, start))
-        self.callouts["budget"] = lw.Callout("danger")
-        self.callouts["boundary"] = lw.Callout("success")
-        self.callouts["floor"] = lw.Callout("info")
+        self.callouts["budget"] = lw.callout("danger")
+        self.callouts["boundary"] = lw.callout("success")
+        self.callouts["floor"] = lw.callout("info")
 
     def _setup_controls(self) -> int | None:
         """The controls; returns the largest output length (None for a CNN)."""

@@ -64,12 +64,12 @@ class PartB(Part):
         self._expected = session_bucket(self.default_cap.max_sessions)
         self._setup_memory_chart()
         self._setup_sessions_chart()
-        self.callouts["oom"] = lw.Callout("danger")
-        self.callouts["batch_cap"] = lw.Callout("warn")
-        self.callouts["boundary"] = lw.Callout("success")
-        self.callouts["floor"] = lw.Callout("info")
+        self.callouts["oom"] = lw.callout("danger")
+        self.callouts["batch_cap"] = lw.callout("warn")
+        self.callouts["boundary"] = lw.callout("success")
+        self.callouts["floor"] = lw.callout("info")
         if self.track.hard_deadline:
-            self.callouts["deadline"] = lw.Callout("danger")
+            self.callouts["deadline"] = lw.callout("danger")
 
     def _setup_controls(self) -> None:
         tr = self.track

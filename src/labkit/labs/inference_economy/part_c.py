@@ -79,9 +79,9 @@ class PartC(Part):
         self.unit = f"{tr.output_unit}/s"
         self._setup_charts(self._chart_top())
         self.metric_name = spec.metric_name(tr)
-        self.callouts["slo"] = lw.Callout("danger")
-        self.callouts["padding"] = lw.Callout("danger")
-        self.callouts["boundary"] = lw.Callout("success")
+        self.callouts["slo"] = lw.callout("danger")
+        self.callouts["padding"] = lw.callout("danger")
+        self.callouts["boundary"] = lw.callout("success")
 
     def _setup_controls(self) -> None:
         tr = self.track

@@ -72,9 +72,9 @@ class PartCTokens(Part):
         self.default_point = self.point({**self.settings(), "k": self.k_pred})
         self._expected = spec.outcome(self.default_point)
         self._setup_charts()
-        self.callouts["slo"] = lw.Callout("danger")
-        self.callouts["variance"] = lw.Callout("info")
-        self.callouts["boundary"] = lw.Callout("success")
+        self.callouts["slo"] = lw.callout("danger")
+        self.callouts["variance"] = lw.callout("info")
+        self.callouts["boundary"] = lw.callout("success")
 
     def _setup_controls(self) -> None:
         tr, sp = self.track, self.speculation

@@ -159,8 +159,8 @@ class PartD(Part):
                      "off scale or n/a, the table has the value)"),
             title="Release candidates against each guardrail", legend=True, height=320)
         for g in GUARDRAILS:
-            self.callouts[g] = lw.Callout("danger")
-        self.callouts["boundary"] = lw.Callout("success")
+            self.callouts[g] = lw.callout("danger")
+        self.callouts["boundary"] = lw.callout("success")
 
     def _setup_controls(self, start: Mapping[str, Any]) -> None:
         """The controls, at the starting candidate ``start``."""
