@@ -192,3 +192,27 @@ def test_part_b_serves_on_the_layout_part_d_counts(users, wb, kb):
     assert fs is not None
     assert fs.slots_per_replica == f.served_slots
     assert fs.capacity_per_s == pytest.approx(f.served_capacity_per_s, rel=1e-6)
+
+
+def test_the_served_reference_is_the_fewest_devices_design_the_check_passes():
+    """served_search (one pass over every layout, its prefills and slot caps shared) gives
+    what design_check says design by design: the reference passes, and no design of fewer
+    devices at any allowed precision pair does."""
+    from labkit.plans.design import design_check, reference_design
+    from labkit.scenarios.fleet.plan.serving import allowed_precisions, served_search
+    from labkit.scenarios.fleet.plan.table import AXES
+
+    ref = served_search(TR)
+    assert ref is not None and reference_design(TR).config == ref
+    assert design_check(TR, ref).feasible
+    fewest = math.prod(ref[k] for k in ("tp", "cp", "pp", "dp"))
+    checked = 0
+    for wb, kb in allowed_precisions(TR):
+        if kb is None:
+            continue
+        t, _ = fleet_table(TR, wb, kb)
+        for i in np.flatnonzero(t.devices < fewest):
+            cfg = {"weight_bits": wb, "kv_bits": kb, **{k: int(getattr(t, k)[i]) for k in AXES}}
+            assert not design_check(TR, cfg).feasible, cfg
+            checked += 1
+    assert checked > 100  # smaller fleets exist at every precision: the claim is not empty

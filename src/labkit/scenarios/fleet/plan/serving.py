@@ -147,18 +147,34 @@ def replica_slots(track: str | Track, weight_bits: int, kv_bits: int,
     shape is not a layout). ``context`` (tokens) and ``tpot_slo_s`` (s) default to the
     track's."""
     tr = get_track(track)
-    hw, m = serving_device(tr), get_model(tr.model_id)
-    tp, cp, pp, _ = shape
     ctx = context_tokens(tr) if context is None else int(context)
     slo = tr.slo_s if tpot_slo_s is None else float(tpot_slo_s)
-    b_kv, b_slo = per_replica_limits(hw, m, ctx, slo, weight_bits, kv_bits,
-                                     np.asarray([tp * cp * pp]))
-    held = track_capacity(tr, context_tokens=ctx, weight_bits=weight_bits, kv_bits=kv_bits,
-                          devices_per_replica=tp * cp * pp).max_sessions
-    hi = max(1, int(min(b_kv[0], b_slo[0], held)))
+    tp, cp, pp, _ = shape
+    hi = _slot_cap(tr, weight_bits, kv_bits, tp * cp * pp, ctx, slo)
+    return _slots_within(tr, weight_bits, kv_bits, shape, ctx, slo, hi)
+
+
+def _slot_cap(tr: Track, weight_bits: int, kv_bits: int, devices: int, context: int,
+              slo: float) -> int:
+    """The sequences a replica of ``devices`` devices may hold before its own step is
+    checked (:func:`replica_slots`): its KV and TPOT-budget limits and the sessions its
+    memory keeps (at least 1). It depends on the device count only, not on the layout."""
+    hw, m = serving_device(tr), get_model(tr.model_id)
+    b_kv, b_slo = per_replica_limits(hw, m, context, slo, weight_bits, kv_bits,
+                                     np.asarray([devices]))
+    held = track_capacity(tr, context_tokens=context, weight_bits=weight_bits,
+                          kv_bits=kv_bits, devices_per_replica=devices).max_sessions
+    return max(1, int(min(b_kv[0], b_slo[0], held)))
+
+
+def _slots_within(tr: Track, weight_bits: int, kv_bits: int, shape: tuple[int, int, int, int],
+                  context: int, slo: float, hi: int) -> tuple[int, float]:
+    """:func:`replica_slots` from the cap ``hi`` (:func:`_slot_cap`): lowered until the
+    layout's own step is within ``slo``."""
+    hw, m = serving_device(tr), get_model(tr.model_id)
 
     def step(b: int) -> float:
-        return _replica_step(hw.id, m.id, ctx, b, weight_bits, kv_bits, shape)
+        return _replica_step(hw.id, m.id, context, b, weight_bits, kv_bits, shape)
 
     s_hi = step(hi)
     if s_hi <= slo:
@@ -296,15 +312,21 @@ def served_search(tr: Track, *, within_budget: bool = True) -> Config | None:
     would have to pay for; its evaluation may fail ``cost`` only)."""
     best: tuple[tuple[float, ...], Config] | None = None
     price = float(tr.price_per_device_hour or 0.0) * tr.active_hours_per_day
+    ctx = context_tokens(tr)
     for wb, kb in allowed_precisions(tr):
         if kb is None:
             continue
         t, _ = fleet_table(tr, wb, kb)
-        pre = np.asarray([_prefill(tr, wb, kb, int(a), int(b))
-                          for a, b in zip(t.tp.tolist(), t.cp.tolist(), strict=True)])
         shapes = list(zip(t.tp.tolist(), t.cp.tolist(), t.pp.tolist(), t.ep.tolist(),
                           strict=True))
-        of = {sh: replica_slots(tr, wb, kb, sh) for sh in set(shapes)}
+        # a prefill depends on (tp, cp) and a replica's slot cap on its device count only:
+        # each is computed once per value, not once per row or layout
+        ttft = {tc: _prefill(tr, wb, kb, *tc) for tc in {(a, b) for a, b, _, _ in shapes}}
+        pre = np.asarray([ttft[(a, b)] for a, b, _, _ in shapes])
+        caps = {n: _slot_cap(tr, wb, kb, n, ctx, tr.slo_s)
+                for n in {a * b * c for a, b, c, _ in shapes}}
+        of = {sh: _slots_within(tr, wb, kb, sh, ctx, tr.slo_s, caps[sh[0] * sh[1] * sh[2]])
+              for sh in set(shapes)}
         cap = {sh: capacity_step(tr, wb, kb, sh, of[sh][0]) for sh in of}
         slots = np.asarray([of[sh][0] for sh in shapes])
         slot_steps = np.asarray([of[sh][1] for sh in shapes])
