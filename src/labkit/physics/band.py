@@ -25,7 +25,7 @@ import numpy as np
 
 from labkit.physics.derating import device_class_of
 from labkit.physics.holdout import fit_model, hold_out_families
-from labkit.registries.measurements import MEASUREMENTS, Measurement
+from labkit.registries.measurements import Measurement, all_measurements
 from labkit.registries.stacks import get_stack
 
 QUANTILES = (0.025, 0.975)
@@ -108,17 +108,19 @@ def _class_cases(device_class: str, measurements: Sequence[Measurement]) -> list
 
 
 def band_of(device_class: str, stack: str | None = None,
-            measurements: Sequence[Measurement] = MEASUREMENTS) -> Band:
+            measurements: Sequence[Measurement] | None = None) -> Band:
     """The band of ``device_class`` (and ``stack`` where its cases pin one), from
-    ``measurements``."""
+    ``measurements`` (default: every published case)."""
+    measurements = all_measurements() if measurements is None else measurements
     _class_cases(device_class, measurements)
     return _band(device_class, measurements, held_out_ratios(measurements), stack)
 
 
-def kernel_bands(measurements: Sequence[Measurement] = MEASUREMENTS
+def kernel_bands(measurements: Sequence[Measurement] | None = None
                  ) -> dict[tuple[str, str], Band]:
     """Every kernel library's own band, by (device class, kernel library): those whose
     cases pin one (:data:`MIN_STACK_CASES` from :data:`MIN_STACK_FAMILIES` families)."""
+    measurements = all_measurements() if measurements is None else measurements
     ratios = held_out_ratios(measurements)
     out: dict[tuple[str, str], Band] = {}
     for m in measurements:
@@ -195,9 +197,11 @@ def _ratios_without(measurements: Sequence[Measurement], family: str,
     return out
 
 
-def held_out_coverage(measurements: Sequence[Measurement] = MEASUREMENTS) -> Coverage:
+def held_out_coverage(measurements: Sequence[Measurement] | None = None) -> Coverage:
     """Hold each source family out and check its cases against the band the other
-    families build (refits and held-out ratios all without it)."""
+    families build (refits and held-out ratios all without it; default: every published
+    case)."""
+    measurements = all_measurements() if measurements is None else measurements
     if not measurements:
         raise ValueError("measurements must hold at least one case")
     classes = sorted({_class(m) for m in measurements})

@@ -23,7 +23,7 @@ from labkit.physics.derating import Derating, device_class_of, get_mode, with_at
 from labkit.physics.phases import cnn_inference_time, prefill_time
 from labkit.physics.roofline import decode_roofline
 from labkit.registries.hardware import get_hardware
-from labkit.registries.measurements import MEASUREMENTS, Measurement
+from labkit.registries.measurements import Measurement, all_measurements
 
 TOLERANCE = 0.35  # the issue's acceptance band: achievable within +-35% of measured
 
@@ -117,9 +117,11 @@ def _bias(rows: Sequence[CalibrationRow]) -> float:
                     / len(rows)) - 1.0
 
 
-def calibrate(measurements: Sequence[Measurement] = MEASUREMENTS,
+def calibrate(measurements: Sequence[Measurement] | None = None,
               mode: str | Derating = "achievable") -> Calibration:
-    """Predict every case in ``peak`` and ``mode`` and summarise the errors."""
+    """Predict every case in ``peak`` and ``mode`` and summarise the errors (default: every
+    published case)."""
+    measurements = all_measurements() if measurements is None else measurements
     if not measurements:
         raise ValueError("measurements must hold at least one case")
     rows = tuple(CalibrationRow(m.id, device_class_of(m.hardware).id, m.workload, m.value,

@@ -27,7 +27,7 @@ from labkit.physics.calibration import TOLERANCE, predict
 from labkit.physics.derating import WORKLOADS, Derating, device_class_of
 from labkit.physics.stacks import REFERENCE_CORE, StackTerms, fit_class_terms, merge
 from labkit.registries.hardware import get_hardware
-from labkit.registries.measurements import MEASUREMENTS, Measurement
+from labkit.registries.measurements import Measurement, all_measurements
 
 
 @dataclass(frozen=True)
@@ -191,10 +191,11 @@ def _share(flags: Sequence[bool]) -> float:
     return sum(flags) / len(flags)
 
 
-def hold_out_families(measurements: Sequence[Measurement] = MEASUREMENTS) -> HoldOut:
+def hold_out_families(measurements: Sequence[Measurement] | None = None) -> HoldOut:
     """Refit each class without each family in turn and predict the family with it
-    (cached, as :func:`fit_model`)."""
-    return _hold_out_families(tuple(measurements))
+    (cached, as :func:`fit_model`; default: every published case)."""
+    return _hold_out_families(tuple(all_measurements() if measurements is None
+                                    else measurements))
 
 
 @functools.lru_cache(maxsize=64)
@@ -228,9 +229,11 @@ def _hold_out_families(measurements: tuple[Measurement, ...]) -> HoldOut:
         unvalidated=tuple(r.id for r in rows if r.held_out_s is None))
 
 
-def fit_terms(measurements: Sequence[Measurement] = MEASUREMENTS) -> StackTerms:
+def fit_terms(measurements: Sequence[Measurement] | None = None) -> StackTerms:
     """The terms ``achievable`` ships: each class's kernel-library and core terms over its
-    fitted cases (:attr:`Measurement.fitted`) around its shipped line."""
+    fitted cases (:attr:`Measurement.fitted`) around its shipped line (default: every
+    published case)."""
+    measurements = all_measurements() if measurements is None else measurements
     parts = []
     for c in sorted({device_class_of(m.hardware).id for m in measurements}):
         line = dr.DEVICE_CLASSES[c]

@@ -23,7 +23,7 @@ from labkit.physics.calibration import CalibrationRow, calibrate
 from labkit.physics.derating import device_class_of
 from labkit.physics.phases import cnn_inference_time
 from labkit.registries.hardware import HARDWARE, Hardware
-from labkit.registries.measurements import MEASUREMENTS, Measurement
+from labkit.registries.measurements import Measurement, all_measurements
 
 __all__ = ["CalibrationRow", "DeviceClassInfo", "calibration_row",
            "class_cases_elsewhere", "cnn_case_point", "device_cases",
@@ -33,7 +33,7 @@ __all__ = ["CalibrationRow", "DeviceClassInfo", "calibration_row",
 @cache
 def _calibration() -> Mapping[str, CalibrationRow]:
     """labkit's peak and achievable for every published case, by case id (computed once)."""
-    return {r.id: r for r in calibrate(MEASUREMENTS).rows}
+    return {r.id: r for r in calibrate(all_measurements()).rows}
 
 
 def calibration_row(m: Measurement) -> CalibrationRow:
@@ -65,13 +65,13 @@ def device_cases(hw: Hardware, workload: str) -> tuple[Measurement, ...]:
     """The published ``workload`` cases that ran on ``hw``; none for a modified device."""
     if HARDWARE.get(hw.id) != hw:
         return ()
-    return tuple(m for m in MEASUREMENTS if m.hardware == hw.id and m.workload == workload)
+    return tuple(m for m in all_measurements() if m.hardware == hw.id and m.workload == workload)
 
 
 def class_cases_elsewhere(hw: Hardware, workload: str) -> tuple[Measurement, ...]:
     """The ``workload`` cases of ``hw``'s device class that ran on another device."""
     cls = device_class_of(hw).id
-    return tuple(m for m in MEASUREMENTS if m.workload == workload and m.hardware != hw.id
+    return tuple(m for m in all_measurements() if m.workload == workload and m.hardware != hw.id
                  and device_class_of(m.hardware).id == cls)
 
 

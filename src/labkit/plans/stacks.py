@@ -27,7 +27,7 @@ from labkit.plans.equations import Equation, equation
 from labkit.plans.measured import calibration_row
 from labkit.registries.bands import BANDS, ClassBand, shipped_band
 from labkit.registries.hardware import Hardware, get_hardware
-from labkit.registries.measurements import MEASUREMENTS, Measurement
+from labkit.registries.measurements import Measurement, all_measurements
 from labkit.registries.models import get_model
 from labkit.registries.stacks import STACKS, get_stack
 
@@ -86,7 +86,7 @@ class StackChoice:
 def _choice(c: str, core: str | None, stack: str, workload: str) -> StackChoice:
     kernels = get_stack(stack).kernels if stack else None
     label = get_stack(stack).label if stack else "none named (the class line)"
-    cases = tuple(m for m in MEASUREMENTS if m.workload == workload and m.stack == stack
+    cases = tuple(m for m in all_measurements() if m.workload == workload and m.stack == stack
                   and device_class_of(m.hardware).id == c) if stack else ()
     ratios = [calibration_row(m).ratio for m in cases]
     band = shipped_band(c, kernels) if c in BANDS else None
@@ -100,7 +100,7 @@ def _choice(c: str, core: str | None, stack: str, workload: str) -> StackChoice:
 
 @cache
 def _choices(c: str, core: str | None, hw_id: str, workload: str) -> tuple[StackChoice, ...]:
-    cases = [m for m in MEASUREMENTS
+    cases = [m for m in all_measurements()
              if m.workload == workload and device_class_of(m.hardware).id == c]
     ran = {m.stack for m in cases if STACKS[m.stack].processor != "npu" or m.hardware == hw_id}
     return (_choice(c, core, NO_STACK, workload),
@@ -168,7 +168,7 @@ def stack_spread() -> StackSpread:
     """The published configuration whose runs on different stacks lie furthest apart
     (slowest over fastest)."""
     groups: dict[tuple[str, str, int, int, str], list[Measurement]] = {}
-    for m in MEASUREMENTS:
+    for m in all_measurements():
         groups.setdefault(_config(m), []).append(m)
     many = [g for g in groups.values() if len({m.stack for m in g}) > 1]
     if not many:

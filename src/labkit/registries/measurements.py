@@ -16,6 +16,7 @@ This module is data only: it imports registries, never physics.
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -184,4 +185,16 @@ def load_measurements(text: str | None = None) -> tuple[Measurement, ...]:
     return parse_measurements(entries)
 
 
-MEASUREMENTS: tuple[Measurement, ...] = load_measurements()
+@functools.cache
+def all_measurements() -> tuple[Measurement, ...]:
+    """Every measurement of the package data (:func:`load_measurements`), parsed on first
+    use: parsing and checking the file costs about 35 ms of CPU, which a process that never
+    reads a measurement (a Lab 1 kernel, most ``labkit`` commands) does not pay."""
+    return load_measurements()
+
+
+def __getattr__(name: str) -> Any:
+    """``MEASUREMENTS``: :func:`all_measurements` (a module attribute read on first use)."""
+    if name == "MEASUREMENTS":
+        return all_measurements()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
