@@ -10,7 +10,10 @@ another, on a copy of the course; then ``labkit course grade`` with each worker 
 scores as the baseline. Prints seconds per submission, the speed-up over the baseline,
 and where labkit's time goes per submission (prepare, kernel start, execution, nbgrader's
 grade writes to the job's snapshot database, the rest of nbgrader -- sanitising, copying,
-writing the notebook -- and the merge into the course gradebook).
+writing the notebook -- and the merge into the course gradebook). Each run also prints how
+busy the whole machine was (``/proc/stat``: other people's work counts too) and the CPU
+seconds it spent per submission: on ``cores`` cores no run can take less than
+``cpu / cores`` seconds per submission, whatever the worker count.
 """
 
 from __future__ import annotations
@@ -57,6 +60,27 @@ def copy_course(course: Path, dest: Path) -> tuple[Path, str]:
     return dest, f"sqlite:///{dest / 'gradebook.db'}"
 
 
+def machine_cpu() -> tuple[float, float]:
+    """(busy, total) CPU seconds of every core so far (``/proc/stat``; zeros without it)."""
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return 0.0, 0.0
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = ticks[3] + ticks[4]  # idle + iowait
+    return (sum(ticks) - idle) / hz, sum(ticks) / hz
+
+
+def load_line(before: tuple[float, float], after: tuple[float, float], n: int) -> str:
+    """How busy the machine was between two :func:`machine_cpu` readings, and the busy CPU
+    seconds per submission."""
+    busy, total = after[0] - before[0], after[1] - before[1]
+    if total <= 0:
+        return "machine load unknown"
+    return f"machine {busy / total:.0%} busy, {busy / n:.2f} CPU-s/submission"
+
+
 def serial_nbgrader(course: Path, db_url: str) -> float:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}"
            f"{os.environ.get('PATH', '')}", "PYTHONWARNINGS": "ignore"}
@@ -80,21 +104,25 @@ def main() -> None:
               f"{os.cpu_count()} cores")
 
         serial_root, serial_db = copy_course(course, base / "serial")
+        c0 = machine_cpu()
         t_serial = serial_nbgrader(serial_root, serial_db)
+        serial_load = load_line(c0, machine_cpu(), n)
         reference = cell_scores(serial_db)
         assert len({(s, a) for s, a, _ in reference}) == n, "baseline graded every submission"
-        print(f"serial nbgrader autograde : {t_serial:7.1f} s  {t_serial / n:5.2f} s/submission")
+        print(f"serial nbgrader autograde : {t_serial:7.1f} s  {t_serial / n:5.2f} s/submission"
+              f"  ({serial_load})")
 
         for workers in worker_counts:
             root, db_url = copy_course(course, base / f"labkit-{workers}")
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), machine_cpu()
             report = grade(root, ASSIGNMENTS, db_url=db_url,
                            options=GradeOptions(workers=workers, progress=False))
-            elapsed = time.perf_counter() - t0
+            elapsed, load = time.perf_counter() - t0, load_line(c0, machine_cpu(), n)
             assert not report.errors, report.summary()
             same = cell_scores(db_url) == reference
             print(f"labkit course grade -w {workers} : {elapsed:7.1f} s  {elapsed / n:5.2f} "
-                  f"s/submission  speed-up {t_serial / elapsed:4.2f}x  same grades: {same}")
+                  f"s/submission  speed-up {t_serial / elapsed:4.2f}x  same grades: {same}  "
+                  f"({load})")
             done = [o for o in report.outcomes if o.status == "graded"]
             keys = ("prepare", "kernel_start", "execute", "judge", "database", "nbgrader_other",
                     "merge")
