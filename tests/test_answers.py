@@ -222,3 +222,17 @@ def test_two_notebooks_recording_at_once_keep_each_others_entries(tmp_path):
         assert p.exitcode == 0
     got = sorted((e["track"], e["choices"]["i"]) for e in read_ledger(path=path))
     assert got == sorted((t, i) for t in ("iphone", "cloud_fleet") for i in range(25))
+
+
+def test_answers_wait_for_the_disk_and_slider_positions_do_not(tmp_path, monkeypatch):
+    """An answer is fsynced before it replaces the file (a crash cannot lose it); a
+    control's position is not (it is rewritten on every slider move, and losing it is
+    harmless); both replace their file whole."""
+    synced: list[int] = []
+    monkeypatch.setattr(answers.os, "fsync", lambda fd: synced.append(fd))
+    settings = answers.SettingsStore(tmp_path / answers.SETTINGS_FILE)
+    settings.put("lab1", "cloud_fleet.A", {"demand": 1.5})
+    assert synced == [] and settings.get("lab1", "cloud_fleet.A") == {"demand": 1.5}
+    AnswerStore(tmp_path / "labkit_answers.json").record("lab1", "k", 3)
+    assert len(synced) == 1
+    assert not list(tmp_path.glob(".*.tmp"))  # no temporary file left behind

@@ -241,3 +241,23 @@ def test_grouped_refresh_equals_a_full_refresh(store, lab, track, letter):
             assert not diff, f"{lab} {track} {letter}: after {name}={v!r} stale: {diff}"
             moves += 1
     assert moves
+
+
+@pytest.mark.parametrize(("lab", "track", "letter"), CASES)
+def test_a_setting_moved_back_to_shows_what_a_full_refresh_computes(store, lab, track,
+                                                                     letter):
+    """A computed value keeps its last results (KEEP_COMPUTED) and a recovery search its
+    answers (remembered): moving a control away and back reuses them. What the part shows
+    then equals a full refresh from scratch at that setting."""
+    part = _part(store, lab, track, letter)
+    for name, ctl in part.controls.items():
+        start = ctl.value
+        away = [v for v in grid(ctl) if v != start]
+        if not away:
+            continue
+        for v in away:
+            ctl.value = v
+        ctl.value = start  # revisited: every computed value of it is still kept
+        again = snapshot(part)
+        part.update()
+        assert snapshot(part) == again, f"{lab} {track} {letter}: {name} back to {start!r}"

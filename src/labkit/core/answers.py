@@ -121,8 +121,12 @@ class AnswerEntry:
 
 # -- atomic JSON files --------------------------------------------------------------------
 
-def write_json_atomic(path: Path, payload: object) -> None:
-    """Write JSON to a temporary file beside ``path`` and rename it over ``path``."""
+def write_json_atomic(path: Path, payload: object, *, durable: bool = True) -> None:
+    """Write JSON to a temporary file beside ``path`` and rename it over ``path``: a reader
+    sees the old file or the new one, never a part. ``durable`` (answers, the ledger, the
+    report) also waits for the disk before the rename, so a crash right after cannot lose
+    what was written; a file that may be lost (the controls' positions) skips that wait,
+    which on a network home folder costs milliseconds on every slider move."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -130,7 +134,8 @@ def write_json_atomic(path: Path, payload: object) -> None:
             json.dump(payload, fh, indent=2, sort_keys=True, ensure_ascii=False)
             fh.write("\n")
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -304,7 +309,9 @@ class SettingsStore:
         if labs[lab].get(scope) == kept:
             return
         labs[lab][scope] = kept
-        write_json_atomic(self.path, data)
+        # not durable: a position lost to a crash is harmless, and an unreadable file reads
+        # as empty; the wait for the disk would come with every slider move
+        write_json_atomic(self.path, data, durable=False)
 
 
 # -- the design ledger --------------------------------------------------------------------

@@ -69,6 +69,7 @@ VIEW_STEPS = ("_draw", "_set_callouts", "_set_paper_callouts", "_show_math")
 headless part skips them; the results come from the other steps (``_show_numbers``)."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 _DEPS_ATTR = "__labkit_depends_on__"
 _COMPUTED_ATTR = "__labkit_computed__"
 
@@ -85,22 +86,31 @@ def depends_on(*names: str) -> Callable[[_F], _F]:
     return mark
 
 
+KEEP_COMPUTED = 8
+"""Results each :func:`computed` value keeps, most recently used first out of the door:
+the settings a student moves between (a value is a pure function of its settings)."""
+
+
 def computed(*names: str) -> Callable[[_F], _F]:
     """Mark ``method(self, s) -> value`` as a value shared by steps, reading ``names``.
 
-    The result is kept per part with the values of ``names`` it was computed from, and
-    recomputed only when one of them changes (:meth:`LabPart.update` starts afresh).
+    The result is kept per part with the values of ``names`` it was computed from: the
+    last :data:`KEEP_COMPUTED` of them, so a slider moved back to where it was, or a toggle
+    flipped back, costs no recomputation (:meth:`LabPart.update` starts afresh).
     """
     def mark(fn: _F) -> _F:
         attr = fn.__name__
 
         def cached(self: LabPart, s: Settings) -> Any:
             key = self._computed_key(attr, s)
-            hit = self._computed.get(attr)
-            if hit is not None and hit[0] == key:
-                return hit[1]
+            kept = self._computed.setdefault(attr, [])
+            for i, (k, value) in enumerate(kept):
+                if k == key:
+                    kept.append(kept.pop(i))  # the most recently used last
+                    return value
             value = fn(self, s)
-            self._computed[attr] = (key, value)
+            kept.append((key, value))
+            del kept[:-KEEP_COMPUTED]
             return value
 
         cached.__name__, cached.__qualname__, cached.__doc__ = (
@@ -122,6 +132,34 @@ def _resolve(names: Sequence[str], computed_deps: Mapping[str, Sequence[str]],
         else:
             out.add(n)
     return frozenset(out)
+
+
+LEVER_ANSWERS = 4096
+"""Answers of a part's checks kept for its recovery searches (:func:`remembered`)."""
+
+
+def remembered(part: LabPart, check: Callable[[Settings], _T]) -> Callable[[Settings], _T]:
+    """``check`` answering each settings once per part: a recovery search asks about every
+    move from here (once per failing check, again for what a move breaks), and a slider
+    moved back and forth asks about the same settings again. ``check`` must be a function
+    of the settings alone (its part's track and options are fixed), as a search of
+    hypothetical settings needs anyway. At most :data:`LEVER_ANSWERS` are kept."""
+    answers: dict[object, Any] = part.__dict__.setdefault("_lever_answers", {})
+    code = getattr(getattr(check, "__func__", check), "__code__", None) or check
+
+    def ask(t: Settings) -> _T:
+        try:
+            key = (code, tuple(sorted(t.items())))
+            hit = answers.get(key)
+        except TypeError:  # a value that cannot be a key: asked afresh
+            return check(t)
+        if hit is None:
+            if len(answers) >= LEVER_ANSWERS:
+                answers.clear()
+            hit = answers[key] = check(t)
+        return hit
+
+    return ask
 
 
 def metric_cards(items: Sequence[tuple[str, str, str, str]]) -> str:
@@ -296,7 +334,7 @@ class LabPart(PartViews):
         self.callouts: dict[str, lw.Callout | lw.TextCallout] = {}
         self._results: dict[str, Any] = {}
         self._stale = False
-        self._computed: dict[str, tuple[tuple[object, ...], Any]] = {}
+        self._computed: dict[str, list[tuple[tuple[object, ...], Any]]] = {}
         self.last_steps: tuple[str, ...] = ()
         self.readout = self._html_box("labkit-readout")
         self.decision_line = self._html_box()

@@ -90,10 +90,9 @@ def _decode_task(part: Any, v: Any) -> tuple[bool, list[str]]:
 
 def _achieved_step(part: Any, s: Settings) -> Any:
     """The decode step at the settings on the achievable roofline (what the device does,
-    whatever roofline the charts show)."""
-    hw, _, wb, kb, tp = part._args(s)
-    return part._make_view(hw, tp, part._paper(s), int(s["batch"]), int(s["context"]), wb, kb,
-                           ACHIEVABLE, part._stack(s))
+    whatever roofline the charts show): the part's own view at that mode, so the one the
+    charts show is reused when they show the achievable roofline."""
+    return part._view({**s, "mode": ACHIEVABLE})
 
 
 def a_start(part: Any) -> tuple[dict[str, object], str]:

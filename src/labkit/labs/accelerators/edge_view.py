@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from labkit.core.format import fmt_count, fmt_pct, tex_num
-from labkit.labs.common import Decision, LabPart, Settings
+from labkit.labs.common import Decision, LabPart, Settings, remembered
 from labkit.plans.moves import single_moves
 from labkit.ui.controls import control_values
 
@@ -62,7 +62,8 @@ def levers_for(part: LabPart, s: Settings, fails: Mapping[str, bool],
                order: Sequence[str]) -> dict[str, tuple[str, object] | None]:
     """For each failing check of ``fails``: the single move of :func:`find_lever` that
     passes it (``check(settings)[name]`` is True when it fails), preferring one that
-    breaks no check passing now."""
+    breaks no check passing now (each settings checked once: :func:`remembered`)."""
+    check = remembered(part, check)
     passing = [k for k, failed in fails.items() if not failed]
 
     def fails_still(name: str) -> Callable[[Settings], bool]:

@@ -15,7 +15,16 @@ from labkit import ui as lw
 from labkit.core.format import fmt_num, fmt_time, format_bytes, tex_num
 from labkit.core.grids import PRECISIONS
 from labkit.core.units import SECONDS_PER_HOUR
-from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
+    remembered,
+)
 from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_a_spec as spec
 from labkit.labs.inference_economy.base import (
@@ -200,7 +209,7 @@ class PartA(Part):
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
-        return find_fixes(s, self.controls, self.failed) if self.failed(s) else {}
+        return find_fixes(s, self.controls, remembered(self, self.failed)) if self.failed(s) else {}
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on("_point")

@@ -13,7 +13,16 @@ import numpy as np
 from labkit import ui as lw
 from labkit.core.format import counted, format_bytes
 from labkit.core.grids import PRECISIONS, context_options
-from labkit.labs.common import ALL, CheckSpec, Settings, Spec, computed, depends_on, metric_cards
+from labkit.labs.common import (
+    ALL,
+    CheckSpec,
+    Settings,
+    Spec,
+    computed,
+    depends_on,
+    metric_cards,
+    remembered,
+)
 from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_b_spec as spec
 from labkit.labs.inference_economy.base import (
@@ -196,7 +205,7 @@ class PartB(Part):
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
-        return find_fixes(s, self.controls, self.failed) if self.failed(s) else {}
+        return find_fixes(s, self.controls, remembered(self, self.failed)) if self.failed(s) else {}
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on(ALL)

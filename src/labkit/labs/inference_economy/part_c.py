@@ -23,6 +23,7 @@ from labkit.labs.common import (
     html_table,
     metric_cards,
     pass_mark,
+    remembered,
 )
 from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_c_spec as spec
@@ -184,7 +185,7 @@ class PartC(Part):
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
-        return find_fixes(s, self.controls, self.failed) if self.failed(s) else {}
+        return find_fixes(s, self.controls, remembered(self, self.failed)) if self.failed(s) else {}
 
     def _slo_hint(self, s: Settings, missed: list[str]) -> str:
         """Per move, the policies it makes meet the SLO (each move alone, computed)."""

@@ -25,6 +25,7 @@ from labkit.labs.common import (
     html_table,
     metric_cards,
     pass_mark,
+    remembered,
 )
 from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_c_tokens_spec as spec
@@ -160,7 +161,7 @@ class PartCTokens(Part):
 
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
-        return find_fixes(s, self.controls, self.failed) if self.failed(s) else {}
+        return find_fixes(s, self.controls, remembered(self, self.failed)) if self.failed(s) else {}
 
     # -- refresh steps ---------------------------------------------------------------------
     @depends_on("_curve")

@@ -26,6 +26,7 @@ from labkit.labs.common import (
     html_table,
     metric_cards,
     pass_mark,
+    remembered,
 )
 from labkit.labs.inference_economy import decisions
 from labkit.labs.inference_economy import part_d_spec as spec
@@ -271,7 +272,7 @@ class PartD(Part):
     @computed(ALL)
     def _fixes(self, s: Settings) -> dict[str, LeverFix]:
         """For each failing guardrail, one control value (else a pair) that passes it."""
-        return find_fixes(s, self.controls, self._failed, pairs=True)
+        return find_fixes(s, self.controls, remembered(self, self._failed), pairs=True)
 
     def _candidate_values(self, name: str) -> list[object]:
         """The values a control offers: its options, or every step of its slider."""
