@@ -87,8 +87,8 @@ def depends_on(*names: str) -> Callable[[_F], _F]:
 
 
 KEEP_COMPUTED = 8
-"""Results each :func:`computed` value keeps, most recently used first out of the door:
-the settings a student moves between (a value is a pure function of its settings)."""
+"""Results each :func:`computed` value keeps (the least recently used leaves first): the
+settings a student moves between (a value is a pure function of its settings)."""
 
 
 def computed(*names: str) -> Callable[[_F], _F]:
@@ -469,10 +469,11 @@ class LabPart(PartViews):
 
     def update(self) -> None:
         """Recompute everything from the current control values and redraw: every refresh
-        step, with no shared value reused (construction and tests; controls run only the
-        steps that depend on them)."""
+        step, with no shared value or remembered check reused (construction and tests;
+        controls run only the steps that depend on them)."""
         self._stale = False
         self._computed.clear()
+        self.__dict__.pop("_lever_answers", None)  # what remembered() kept, too
         self._run_steps(None)
 
     def banner(self) -> Any:

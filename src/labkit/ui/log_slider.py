@@ -23,7 +23,6 @@ class GridLogSlider(ipw.FloatLogSlider):  # type: ignore[misc, unused-ignore]  #
     value itself at its stop).
     """
 
-    kind = "log"
     anchor = traitlets.Float(1.0).tag(sync=False)
 
     @traitlets.validate("value")

@@ -49,7 +49,6 @@ class TextControl(traitlets.HasTraits):  # type: ignore[misc, unused-ignore]
     """What every stand-in has: a description, ``disabled``, a style and a layout nobody
     draws, and the widget methods the labs call (doing nothing)."""
 
-    kind: ClassVar[str] = ""
     value: Any
     description = traitlets.Unicode("")
     disabled = traitlets.Bool(False)
@@ -112,7 +111,6 @@ class _Bounded(TextControl):
 class TextIntSlider(_Bounded):
     """An ``IntSlider`` without a view."""
 
-    kind = "int"
     value = traitlets.CInt(0)
     min = traitlets.CInt(0)
     max = traitlets.CInt(100)
@@ -122,7 +120,6 @@ class TextIntSlider(_Bounded):
 class TextFloatSlider(_Bounded):
     """A ``FloatSlider`` without a view."""
 
-    kind = "float"
     value = traitlets.CFloat(0.0)
     min = traitlets.CFloat(0.0)
     max = traitlets.CFloat(100.0)
@@ -134,7 +131,6 @@ class TextLogSlider(_Bounded):
     ``step`` are exponents of ``base``; a value near a stop of the grid through ``anchor``
     is that stop."""
 
-    kind = "log"
     value = traitlets.CFloat(1.0)
     base = traitlets.CFloat(10.0)
     min = traitlets.CFloat(0.0)
@@ -168,7 +164,6 @@ class TextSelection(TextControl):
     is one of the options' values (the option's own object), ``label`` and ``index`` say
     which."""
 
-    kind = "choice"
     nonempty: ClassVar[bool] = False
     options = traitlets.Any(())
     value = traitlets.Any(None, allow_none=True)
