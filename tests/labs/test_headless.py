@@ -143,13 +143,19 @@ CHILD = textwrap.dedent("""
     os.environ["LABKIT_HEADLESS"] = "0"   # what a student cell could do: changes nothing
     from labkit.core.headless import is_headless
     from labkit.labs.registry import LABS
+    from labkit.ui.controls import control_values
+    moved = 0
     for lab_id in LABS:
         lab = LABS[lab_id].lab("cloud_fleet")
         for p in lab.parts():
             repr(p.explore), repr(p.reveal), p.results
-            for ctl in p.controls.values():  # a control moved: the model follows
-                ctl.value = ctl.value
+            for ctl in p.controls.values():  # each control moved: the model follows
+                other = [v for v in control_values(ctl) if v != ctl.value]
+                if other:
+                    ctl.value, moved = other[0], moved + 1
+                    repr(p.results)
         repr(lab.synthesis(write=False))
+    assert moved > 20, moved
     views = ("bqplot", "ipywidgets", "anywidget", "labkit.ui.boxes", "labkit.ui.keyguard")
     print(is_headless(), lab.headless, any(m.split(".")[0] in views or m in views
                                             for m in sys.modules))
